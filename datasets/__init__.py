@@ -1,0 +1,1 @@
+"""Benchmark suites of real HLO modules made with JAX (see README.md)."""

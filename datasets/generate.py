@@ -1,0 +1,450 @@
+"""Generate the ``benchmark://xla-<family>-v0/<name>`` suites from the JAX models.
+
+For every configuration of every requested family this script
+
+1. builds the model (``datasets/models/<family>.py``) and lowers it with
+   ``jax.jit(fn).lower(*args).compiler_ir("hlo").as_hlo_text()``;
+2. normalizes the text (HLO -> StableHLO -> HLO fixpoint, see
+   ``datasets/engine.py``), which is exactly what the environment shows;
+3. verifies it: the text parses, normalizing it again changes nothing, it
+   compiles and executes on CPU, and two executions on the same seeded inputs
+   give bit-identical outputs;
+4. measures the op count before and after XLA's default pipeline and XLA's
+   cost analysis;
+5. writes ``<out>/xla-<family>-v0/<name>.hlo.gz`` (gzip, mtime 0, no file
+   name inside, so the bytes only depend on the text) and the family's
+   ``manifest.json`` (sorted keys, no timestamps: reproducible).
+
+Failures are recorded in the manifest's ``failures`` list, never dropped
+silently; the exit status is 1 if any configuration failed.
+
+Example::
+
+    .venv/bin/python -m datasets.generate                   # everything
+    .venv/bin/python -m datasets.generate --families gpt2 --match 'l2-d64-h4-s32-b2-adam-f32-train'
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import gzip
+import hashlib
+import io
+import json
+import multiprocessing
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from datasets.models import FAMILIES, get_family  # noqa: E402
+from datasets.splits import split  # noqa: E402
+
+VERSION = "v0"
+MANIFEST = "manifest.json"
+
+
+def suite_name(family: str) -> str:
+    return f"xla-{family}-{VERSION}"
+
+
+def benchmark_uri(family: str, name: str) -> str:
+    return f"benchmark://{suite_name(family)}/{name}"
+
+
+def gzip_bytes(text: str) -> bytes:
+    """Reproducible gzip: mtime 0, no embedded file name."""
+    buf = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=9) as f:
+        f.write(text.encode("utf-8"))
+    return buf.getvalue()
+
+
+def read_benchmark(path: Path) -> str:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        return f.read()
+
+
+# ---------------------------------------------------------------------------
+# One configuration (runs in a worker process)
+# ---------------------------------------------------------------------------
+
+
+def _inputs_for(text: str, example_args) -> tuple:
+    """Seeded inputs for the module: the model's own example arguments when they
+    match the entry parameters one for one (they always should: the jitted
+    function keeps its arguments), else seeded random arrays of the right shapes.
+    """
+    import jax
+    import numpy as np
+
+    from datasets import engine
+
+    shapes = engine.parameter_shapes(text)
+    leaves = [np.asarray(x) for x in jax.tree_util.tree_leaves(example_args)]
+    if len(leaves) == len(shapes) and all(
+        tuple(x.shape) == s and x.dtype == d for x, (s, d) in zip(leaves, shapes)
+    ):
+        return leaves, "example-args"
+    rng = np.random.default_rng(0)
+    arrays = []
+    for s, d in shapes:
+        if np.issubdtype(d, np.integer):
+            arrays.append(rng.integers(0, 8, size=s).astype(d))
+        elif d == np.bool_:
+            arrays.append(rng.integers(0, 2, size=s).astype(d))
+        else:
+            arrays.append(rng.standard_normal(s).astype(d))
+    return arrays, "seeded-random"
+
+
+def _verify(text: str, example_args) -> Dict[str, Any]:
+    import numpy as np
+
+    from datasets import engine
+
+    inputs, kind = _inputs_for(text, example_args)
+    exe = engine.compile(text)
+    first = engine.execute(exe, inputs)
+    second = engine.execute(exe, inputs)
+    same = len(first) == len(second) and all(
+        a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+        for a, b in zip(first, second)
+    )
+    if not same:
+        raise RuntimeError("outputs differ between two executions on the same inputs")
+    finite = all(
+        bool(np.all(np.isfinite(a.astype(np.float32))))
+        for a in first
+        if np.issubdtype(a.dtype, np.floating) or a.dtype.name == "bfloat16"
+    )
+    return {
+        "parses": True,
+        "executes": True,
+        "deterministic": True,
+        "outputs_finite": finite,
+        "inputs": kind,
+        "n_outputs": len(first),
+    }
+
+
+def process(family: str, index: int, out_dir: str, verify: bool) -> Dict[str, Any]:
+    """Build, lower, normalize, verify and write one benchmark. Never raises."""
+    t0 = time.time()
+    module = get_family(family)
+    config = module.configs()[index]
+    name = config.name
+    stage = "build"
+    try:
+        import jax
+        import jaxlib
+
+        from datasets import engine
+
+        fn, args = module.build(config)
+        stage = "lower"
+        raw = fn.lower(*args).compiler_ir("hlo").as_hlo_text()
+        stage = "normalize"
+        text = engine.normalize(raw)
+        if engine.normalize(text) != text:
+            raise RuntimeError("normalized text is not a fixpoint of normalize")
+        stage = "count"
+        initial = engine.op_count(text)
+        stage = "verify"
+        verification = _verify(text, args) if verify else None
+        stage = "default_pipeline"
+        default_text = engine.default_pipeline(text)
+        default_count = engine.op_count(default_text)
+        stage = "cost_analysis"
+        cost = engine.cost_analysis(text)
+        stage = "write"
+        data = gzip_bytes(text)
+        suite = Path(out_dir) / suite_name(family)
+        suite.mkdir(parents=True, exist_ok=True)
+        tmp = suite / f".{name}.hlo.gz.tmp"
+        tmp.write_bytes(data)
+        os.replace(tmp, suite / f"{name}.hlo.gz")
+        entry = {
+            "name": name,
+            "uri": benchmark_uri(family, name),
+            "file": f"{name}.hlo.gz",
+            "family": family,
+            "model": config.model,
+            "config": _jsonable(config),
+            "split": split(family, config),
+            "jax_version": jax.__version__,
+            "jaxlib_version": jaxlib.__version__,
+            "raw_op_count": engine.op_count(raw),
+            "initial_op_count": initial,
+            "default_op_count": default_count,
+            "cost_analysis": cost,
+            "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+            "text_bytes": len(text.encode("utf-8")),
+            "gz_bytes": len(data),
+            "verification": verification,
+        }
+        return {"ok": True, "entry": entry, "seconds": time.time() - t0}
+    except BaseException as e:  # noqa: BLE001 - everything is recorded
+        msg = f"{type(e).__name__}: {e}".strip().splitlines()
+        return {
+            "ok": False,
+            "failure": {
+                "name": name,
+                "uri": benchmark_uri(family, name),
+                "stage": stage,
+                "error": "\n".join(msg[:5])[:2000],
+            },
+            "seconds": time.time() - t0,
+        }
+
+
+def _jsonable(config) -> Dict[str, Any]:
+    import dataclasses
+
+    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(config).items()}
+
+
+# ---------------------------------------------------------------------------
+# Progress bar and driver
+# ---------------------------------------------------------------------------
+
+
+class Progress:
+    """A one-line progress bar on stderr (plain lines when stderr is not a tty)."""
+
+    def __init__(self, label: str, total: int, stream=sys.stderr):
+        self.label, self.total, self.stream = label, total, stream
+        self.done = 0
+        self.failed = 0
+        self.start = time.time()
+        self.tty = stream.isatty()
+        self._last_line = 0.0
+
+    def update(self, name: str, ok: bool) -> None:
+        self.done += 1
+        self.failed += 0 if ok else 1
+        elapsed = time.time() - self.start
+        eta = elapsed / self.done * (self.total - self.done) if self.done else 0.0
+        width = 24
+        filled = int(width * self.done / max(self.total, 1))
+        bar = "#" * filled + "-" * (width - filled)
+        line = (
+            f"[{self.label}] [{bar}] {self.done}/{self.total} "
+            f"{_fmt(elapsed)} elapsed, eta {_fmt(eta)}"
+            f"{f', {self.failed} failed' if self.failed else ''}  {name}"
+        )
+        if self.tty:
+            self.stream.write("\r\x1b[K" + line[:160])
+            if self.done == self.total:
+                self.stream.write("\n")
+        elif self.done == self.total or time.time() - self._last_line > 5 or not ok:
+            self.stream.write(line + "\n")
+            self._last_line = time.time()
+        self.stream.flush()
+
+
+def _fmt(seconds: float) -> str:
+    m, s = divmod(int(seconds), 60)
+    return f"{m}m{s:02d}s"
+
+
+def _load_manifest(path: Path) -> Optional[Dict[str, Any]]:
+    if path.exists():
+        with open(path) as f:
+            return json.load(f)
+    return None
+
+
+def write_manifest(path: Path, family: str, entries: List[Dict], failures: List[Dict]) -> None:
+    from datasets import splits
+
+    counts = {s: 0 for s in splits.SPLITS}
+    for e in entries:
+        counts[e["split"]] += 1
+    axis, validation, test = splits.RULES[family]
+    manifest = {
+        "suite": suite_name(family),
+        "family": family,
+        "generator": "datasets/generate.py",
+        "split_rule": {
+            "axis": axis,
+            "validation": list(validation),
+            "test": list(test),
+            "doc": "datasets/splits.py",
+        },
+        "counts": counts,
+        "benchmarks": sorted(entries, key=lambda e: e["name"]),
+        "failures": sorted(failures, key=lambda e: e["name"]),
+    }
+    tmp = path.with_suffix(".json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(manifest, f, indent=1, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, path)
+
+
+def run_family(family: str, args, pool) -> Dict[str, Any]:
+    module = get_family(family)
+    configs = module.configs()
+    names = [c.name for c in configs]
+    if len(set(names)) != len(names):
+        raise SystemExit(f"{family}: duplicate configuration names")
+    indices = list(range(len(configs)))
+    if args.match:
+        rx = re.compile(args.match)
+        indices = [i for i in indices if rx.search(names[i])]
+    if args.limit is not None:
+        indices = indices[: args.limit]
+    partial = len(indices) != len(configs)
+
+    out = Path(args.out)
+    suite = out / suite_name(family)
+    suite.mkdir(parents=True, exist_ok=True)
+    manifest_path = suite / MANIFEST
+
+    results: Dict[str, Dict] = {}
+    progress = Progress(family, len(indices))
+    t0 = time.time()
+    futures = {pool.submit(process, family, i, str(out), args.verify): names[i] for i in indices}
+    for fut in cf.as_completed(futures):
+        name = futures[fut]
+        try:
+            r = fut.result()
+        except BaseException as e:  # a worker died (e.g. an XLA CHECK failure)
+            r = {
+                "ok": False,
+                "failure": {
+                    "name": name,
+                    "uri": benchmark_uri(family, name),
+                    "stage": "worker",
+                    "error": f"{type(e).__name__}: {e}"[:2000],
+                },
+            }
+        results[name] = r
+        progress.update(name, r["ok"])
+    seconds = time.time() - t0
+
+    # Merge with the existing manifest when only part of the grid was run.
+    entries: Dict[str, Dict] = {}
+    failures: Dict[str, Dict] = {}
+    old = _load_manifest(manifest_path) if partial else None
+    if old:
+        valid = set(names)
+        for e in old.get("benchmarks", []):
+            if e["name"] in valid and (suite / e["file"]).exists():
+                entries[e["name"]] = e
+        for f in old.get("failures", []):
+            if f["name"] in valid:
+                failures[f["name"]] = f
+    for name, r in results.items():
+        entries.pop(name, None)
+        failures.pop(name, None)
+        if r["ok"]:
+            entries[name] = r["entry"]
+        else:
+            failures[name] = r["failure"]
+    if not partial:
+        # Remove files of benchmarks that are no longer in the grid or failed.
+        keep = {e["file"] for e in entries.values()}
+        for p in suite.glob("*.hlo.gz"):
+            if p.name not in keep:
+                p.unlink()
+    write_manifest(manifest_path, family, list(entries.values()), list(failures.values()))
+    n_ok = sum(1 for r in results.values() if r["ok"])
+    print(
+        f"[{family}] {n_ok}/{len(results)} generated, {len(results) - n_ok} failed, "
+        f"{_fmt(seconds)} ({seconds:.1f} s); manifest: {len(entries)} benchmarks, "
+        f"{len(failures)} failures -> {manifest_path}",
+        file=sys.stderr,
+    )
+    for f in failures.values():
+        if f["name"] in results:
+            print(f"  FAILED {f['name']} at {f['stage']}: {f['error'].splitlines()[0]}", file=sys.stderr)
+    return {"family": family, "seconds": seconds, "ok": n_ok, "failed": len(results) - n_ok}
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m datasets.generate",
+        description=(
+            "Generate the xla-<family>-v0 benchmark suites: lower every model "
+            "configuration to HLO, normalize, verify, and write "
+            "<out>/xla-<family>-v0/<name>.hlo.gz plus manifest.json."
+        ),
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument(
+        "--families",
+        default=",".join(FAMILIES),
+        help="comma-separated families to generate, from: " + ", ".join(FAMILIES),
+    )
+    parser.add_argument(
+        "--out",
+        default=str(Path(__file__).resolve().parent),
+        help="output directory; each family goes to <out>/xla-<family>-v0/",
+    )
+    parser.add_argument(
+        "--limit",
+        type=int,
+        default=None,
+        help="generate at most this many configurations per family (in grid order); "
+        "a partial run is merged into the existing manifest",
+    )
+    parser.add_argument(
+        "--match",
+        default=None,
+        help="only configurations whose name matches this regular expression "
+        "(merged into the existing manifest)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="worker processes (each compiles one configuration at a time)",
+    )
+    parser.add_argument(
+        "--verify",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="compile each module for CPU and execute it twice on the same seeded "
+        "inputs, requiring bit-identical outputs",
+    )
+    parser.add_argument(
+        "--list",
+        action="store_true",
+        help="only print the configuration names, with their split, and exit",
+    )
+    args = parser.parse_args(argv)
+    families = [f.strip() for f in args.families.split(",") if f.strip()]
+    for f in families:
+        if f not in FAMILIES:
+            parser.error(f"unknown family {f!r}; choose from {', '.join(FAMILIES)}")
+
+    if args.list:
+        for f in families:
+            for c in get_family(f).configs():
+                print(f"{benchmark_uri(f, c.name)}\t{split(f, c)}")
+        return 0
+
+    ctx = multiprocessing.get_context("spawn")
+    total_t0 = time.time()
+    summaries = []
+    with cf.ProcessPoolExecutor(max_workers=max(1, args.jobs), mp_context=ctx) as pool:
+        for f in families:
+            summaries.append(run_family(f, args, pool))
+    total = time.time() - total_t0
+    print("\nfamily     generated  failed   time", file=sys.stderr)
+    for s in summaries:
+        print(f"{s['family']:<10} {s['ok']:>9} {s['failed']:>7} {s['seconds']:>7.1f}s", file=sys.stderr)
+    print(f"total: {_fmt(total)} ({total:.1f} s) with --jobs {args.jobs}", file=sys.stderr)
+    return 1 if any(s["failed"] for s in summaries) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

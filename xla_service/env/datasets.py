@@ -1,0 +1,92 @@
+"""The bundled HLO suites, ``benchmark://xla-<family>-v0/<name>``, for the client.
+
+Each suite is a folder ``datasets/xla-<family>-v0/`` holding gzip-compressed
+HLO text and a ``manifest.json`` written by ``datasets/generate.py``. The
+folder of suites is ``$XLA_GYM_DATASETS``, by default the repository's
+``datasets/``. No jax: the service decompresses and parses.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional
+
+import numpy as np
+from compiler_gym.datasets import Benchmark, BenchmarkUri, Dataset
+
+from xla_service.errors import BenchmarkError, close_matches
+
+__all__ = ["XlaDataset", "datasets_root", "get_xla_datasets", "default_benchmark_uri"]
+
+_DESCRIPTIONS = {
+    "gpt2": "GPT-2 training steps and inference graphs over a grid of configurations",
+    "bert": "BERT encoder masked-language-model training steps and inference",
+    "resnet": "ResNet training steps and inference, basic and bottleneck blocks",
+    "rnn": "Recurrent models through lax.scan (while loops)",
+    "vit": "Vision transformer training steps and inference",
+    "moe": "Mixture-of-experts routing: top-k, sort, gather, scatter, control flow",
+}
+
+
+def datasets_root() -> Path:
+    """The folder of suites: ``$XLA_GYM_DATASETS`` or the repository's ``datasets/``."""
+    env = os.environ.get("XLA_GYM_DATASETS")
+    return Path(env) if env else Path(__file__).resolve().parents[2] / "datasets"
+
+
+def default_benchmark_uri() -> str:
+    """The bundled default benchmark, named in ``datasets/DEFAULT_BENCHMARK``."""
+    return (datasets_root() / "DEFAULT_BENCHMARK").read_text().strip()
+
+
+class XlaDataset(Dataset):
+    """One suite of HLO modules, listed by its manifest."""
+
+    def __init__(self, folder: Path) -> None:
+        with open(folder / "manifest.json") as f:
+            manifest = json.load(f)
+        family = manifest["family"]
+        super().__init__(
+            name=f"benchmark://{folder.name}",
+            description=_DESCRIPTIONS.get(family, f"{family} HLO modules made with JAX"),
+            license="MIT",
+            validatable="No",
+        )
+        self.folder = folder
+        self.entries: Dict[str, Dict[str, Any]] = {
+            e["name"]: e for e in manifest["benchmarks"]
+        }
+        self._names: List[str] = sorted(self.entries)
+
+    @property
+    def size(self) -> int:
+        return len(self._names)
+
+    def benchmark_uris(self) -> Iterable[str]:
+        return (f"{self.name}/{n}" for n in self._names)
+
+    def benchmark_from_parsed_uri(self, uri: BenchmarkUri) -> Benchmark:
+        name = uri.path.lstrip("/")
+        entry = self.entries.get(name)
+        if entry is None:
+            raise LookupError(
+                f"Benchmark not found: {uri} is not in {self.name}."
+                f"{close_matches(name, self._names)}"
+            )
+        path = self.folder / entry["file"]
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            raise BenchmarkError(f"Cannot read benchmark {uri} from {path}: {e}") from None
+        return Benchmark.from_file_contents(str(uri), data)
+
+    def _random_benchmark(self, random_state: np.random.Generator) -> Benchmark:
+        name = self._names[random_state.integers(len(self._names))]
+        return self.benchmark(f"{self.name}/{name}")
+
+
+def get_xla_datasets(root: Optional[Path] = None) -> List[XlaDataset]:
+    """Every suite under ``root`` (default :func:`datasets_root`)."""
+    root = root or datasets_root()
+    return [XlaDataset(d) for d in sorted(root.glob("xla-*-v*")) if (d / "manifest.json").is_file()]

@@ -1,0 +1,36 @@
+"""A module state as the engine hands it out: normalized text and opcode counts.
+
+Pure Python, so the service process (which never imports jax) can hold it.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Dict, Tuple
+
+from xla_service.opcodes import OPCODE_INDEX, OPCODES, UNCOUNTED_OPCODES
+
+__all__ = ["Analysis"]
+
+_UNCOUNTED = tuple(OPCODE_INDEX[name] for name in UNCOUNTED_OPCODES)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """A normalized HLO module and its opcode counts, in ``OPCODES`` order."""
+
+    text: str
+    opcode_counts: Tuple[int, ...]
+    digest: str = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "digest", hashlib.sha256(self.text.encode()).hexdigest())
+
+    @property
+    def op_count(self) -> int:
+        """Instructions over all computations, other than parameters and constants."""
+        return sum(self.opcode_counts) - sum(self.opcode_counts[i] for i in _UNCOUNTED)
+
+    def histogram(self) -> Dict[str, int]:
+        """Nonzero opcode counts by name."""
+        return {OPCODES[i]: c for i, c in enumerate(self.opcode_counts) if c}

@@ -1,0 +1,91 @@
+"""Reading a compile's result from XLA's pass dumps (no jax needed).
+
+XLA writes ``module_NNNN.<module>.SSSS.<pipeline>.after_<pass>.before_<next>.txt``
+at every pipeline start and after every pass that changed the module. A pass
+run alone changed nothing if it left no dump, provided the compile went past
+every target-independent pass, which ``layout-assignment`` or the start of a
+later pipeline proves. That proof lets a step survive a compile that XLA
+fails or aborts afterwards, in the backend.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from typing import List, Optional, Tuple
+
+from xla_service.errors import PassCrashedError
+
+__all__ = ["PassDumps", "read_pass_dumps", "default_pipeline_dump"]
+
+_DUMP = re.compile(r"\.(\d{4})\.([^.]+)\.after_(.+?)\.before_(.+?)\.txt$")
+_LAYOUT = "layout-assignment"
+#: Pipelines that start only after every target-independent pass has run.
+_LATER_PIPELINES = frozenset(
+    {"hlo_normalization", "dot-library-passes", "HLO_passes_after_layout_assignment"}
+)
+
+
+@dataclass(frozen=True)
+class _Dump:
+    seq: int
+    pipeline: str
+    after: str
+    path: str
+
+
+@dataclass(frozen=True)
+class PassDumps:
+    """What one partial compile left behind."""
+
+    #: The dump holding the pass's result, or None if it changed nothing.
+    result_path: Optional[str]
+    #: Whether the compile got past every target-independent pass.
+    completed: bool
+
+
+def _target_independent(dump_dir: str) -> Tuple[List[_Dump], bool]:
+    """Dumps before layout-assignment, in order, and whether it was reached."""
+    dumps = []
+    for name in os.listdir(dump_dir):
+        m = _DUMP.search(name)
+        if m:
+            dumps.append(_Dump(int(m[1]), m[2], m[3], os.path.join(dump_dir, name)))
+    dumps.sort(key=lambda d: d.seq)
+    for i, d in enumerate(dumps):
+        if d.after == _LAYOUT or d.pipeline in _LATER_PIPELINES:
+            return dumps[:i], True
+    return dumps, False
+
+
+def read_pass_dumps(dump_dir: str, runs: Tuple[str, ...], fixpoint: bool) -> PassDumps:
+    """Find the result of a pass that ran with only the passes ``runs`` enabled.
+
+    A plain pass's result is its first dump (a pass may stand twice in the
+    pipelines). In a fixpoint pipeline the result is the last dump: the outer
+    pipeline may not dump it, for XLA's fixpoint reports "unchanged" when it
+    stops at its iteration limit. Raises :class:`PassCrashedError` if a pass
+    outside ``runs`` changed the module, which would mean the catalog's
+    disable list is incomplete for this jaxlib.
+    """
+    dumps, completed = _target_independent(dump_dir)
+    changed = [d for d in dumps if d.after != "pipeline-start"]
+    intruders = {d.after for d in changed} - set(runs)
+    if intruders:
+        raise PassCrashedError(
+            f"Running {runs[-1]!r}, XLA also ran {sorted(intruders)}: the pass "
+            "catalog does not match this jaxlib"
+        )
+    if not changed:
+        return PassDumps(None, completed)
+    return PassDumps((changed[-1] if fixpoint else changed[0]).path, completed)
+
+
+def default_pipeline_dump(dump_dir: str) -> Optional[str]:
+    """The last dump before ``layout-assignment`` ran in a full compile.
+
+    That module is XLA's target-independent result: everything later is
+    target-dependent.
+    """
+    dumps, completed = _target_independent(dump_dir)
+    return dumps[-1].path if dumps and completed else None

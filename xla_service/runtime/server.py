@@ -1,0 +1,272 @@
+"""Create and run the gRPC server; ``serve()`` is a service executable's main.
+
+CompilerGym's client launches a service as ``./service --working_dir=DIR``
+(plus glog-style ``--alsologtostderr -v=N --logbuflevel=-1`` when debugging,
+and whatever ``COMPILER_GYM_SERVICE_ARGS`` holds, as one argument), waits for
+``DIR/port.txt``, connects to ``localhost:PORT`` and stops the service with
+SIGTERM, expecting exit code 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import shlex
+import signal
+import sys
+import tempfile
+import threading
+from collections.abc import Sequence
+from concurrent import futures
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import grpc
+
+from xla_service.proto import add_CompilerGymServiceServicer_to_server
+from xla_service.runtime.servicer import CompilerGymServicer
+from xla_service.session.base import CompilationSession
+
+__all__ = [
+    "DEFAULT_MAX_WORKERS",
+    "MAX_MESSAGE_SIZE_IN_BYTES",
+    "atomic_write_text",
+    "build_parser",
+    "create_server",
+    "serve",
+]
+
+logger = logging.getLogger(__name__)
+
+MAX_MESSAGE_SIZE_IN_BYTES = 512 * 1024 * 1024
+DEFAULT_MAX_WORKERS = max(os.cpu_count() or 1, 4)
+SERVER_OPTIONS: list[tuple[str, int]] = [
+    ("grpc.max_send_message_length", MAX_MESSAGE_SIZE_IN_BYTES),
+    ("grpc.max_receive_message_length", MAX_MESSAGE_SIZE_IN_BYTES),
+    # As CompilerGym: two services must never share a port.
+    ("grpc.so_reuseport", 0),
+]
+_LOG_FORMAT = (
+    "%(asctime)s %(levelname)s %(process)d %(threadName)s %(name)s] %(message)s"
+)
+
+
+def create_server(
+    address: str,
+    session_type: type[CompilationSession],
+    working_directory: Path,
+    max_workers: int = DEFAULT_MAX_WORKERS,
+) -> tuple[grpc.Server, int, CompilerGymServicer]:
+    """A bound, not yet started server for ``session_type``, and its real port.
+
+    :param address: ``host:port``; port 0 picks a free port.
+    :raises OSError: if the address cannot be bound.
+    """
+    if max_workers < 1:
+        raise ValueError(f"max_workers must be >= 1, got {max_workers}")
+    servicer = CompilerGymServicer(Path(working_directory), session_type)
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="rpc"),
+        options=SERVER_OPTIONS,
+    )
+    add_CompilerGymServiceServicer_to_server(servicer, server)
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError as error:  # grpcio >= 1.50 raises; older returns 0.
+        raise OSError(f"Cannot bind {address}: {error}") from error
+    if not port:
+        raise OSError(f"Cannot bind {address}")
+    return server, port, servicer
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``path`` so that a reader sees either nothing or all of ``text``."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
+    """The service's command line; unknown options are tolerated by ``serve``."""
+    parser = argparse.ArgumentParser(
+        prog=prog,
+        description="A CompilerGym-compatible compiler service.",
+        allow_abbrev=False,
+    )
+    add = parser.add_argument
+    add(
+        "--working_dir",
+        default="",
+        help="Service working directory: port.txt, "
+        "pid.txt and logs/ go here (default: a new temporary directory).",
+    )
+    add(
+        "--host",
+        default="127.0.0.1",
+        help="Address to listen on (default: %(default)s; "
+        "use 0.0.0.0 to accept remote clients).",
+    )
+    add(
+        "--port",
+        type=int,
+        default=0,
+        help="Port to listen on; 0 picks a free one, "
+        "written to WORKING_DIR/port.txt (default: %(default)s).",
+    )
+    add(
+        "--rpc_service_threads",
+        type=int,
+        default=DEFAULT_MAX_WORKERS,
+        help="RPC worker threads, i.e. how many RPCs run at once (default: %(default)s).",
+    )
+    add(
+        "--log_level",
+        choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+        default=None,
+        help="Logging level of WORKING_DIR/logs/service.log (default: from -v, else INFO).",
+    )
+    add(
+        "--shutdown_grace_seconds",
+        type=float,
+        default=10.0,
+        help="On SIGTERM/SIGINT, seconds to let running RPCs finish (default: %(default)s).",
+    )
+    add(
+        "--alsologtostderr",
+        action="store_true",
+        help="Also log to stderr (glog flag passed by CompilerGym's client when debugging).",
+    )
+    add(
+        "-v",
+        "--v",
+        dest="verbosity",
+        type=int,
+        default=None,
+        help="glog-style verbosity passed by CompilerGym's client: 0 WARNING, 1 INFO, "
+        "2+ DEBUG; --log_level wins.",
+    )
+    return parser
+
+
+def _parse(
+    parser: argparse.ArgumentParser, argv: Sequence[str]
+) -> tuple[argparse.Namespace, list[str]]:
+    """Known flags and leftovers; splits one-argument flag lists such as
+    ``COMPILER_GYM_SERVICE_ARGS="--a=1 --b=2"``."""
+    args, unknown = parser.parse_known_args([a for a in argv if a.strip()])
+    leftovers: list[str] = []
+    for item in unknown:
+        if any(c.isspace() for c in item.strip()):
+            _, rest = parser.parse_known_args(shlex.split(item), namespace=args)
+            leftovers.extend(rest)
+        else:
+            leftovers.append(item)
+    return args, leftovers
+
+
+def _log_level(args: argparse.Namespace) -> int:
+    if args.log_level:
+        return int(getattr(logging, args.log_level))
+    if args.verbosity is None:
+        return logging.INFO
+    return {0: logging.WARNING, 1: logging.INFO}.get(
+        max(args.verbosity, 0), logging.DEBUG
+    )
+
+
+def serve(
+    session_type: type[CompilationSession], argv: Sequence[str] | None = None
+) -> int:
+    """Run a service for ``session_type`` until SIGTERM or SIGINT; the exit code.
+
+    Call from the service executable: ``sys.exit(serve(MySession))``.
+    """
+    parser = build_parser()
+    try:
+        args, unknown = _parse(parser, sys.argv[1:] if argv is None else list(argv))
+    except SystemExit as done:  # --help, or a malformed known flag.
+        return done.code if isinstance(done.code, int) else 2
+    working_dir = Path(args.working_dir or tempfile.mkdtemp(prefix="xla_gym-service-"))
+    (working_dir / "logs").mkdir(parents=True, exist_ok=True)
+
+    root = logging.getLogger()
+    old_level = root.level
+    handlers: list[logging.Handler] = [
+        logging.FileHandler(working_dir / "logs" / "service.log")
+    ]
+    if args.alsologtostderr:
+        handlers.append(logging.StreamHandler(sys.stderr))
+    for handler in handlers:
+        handler.setFormatter(logging.Formatter(_LOG_FORMAT))
+        root.addHandler(handler)
+    root.setLevel(_log_level(args))
+    try:
+        for item in unknown:
+            logger.warning("Ignoring unknown command line argument %r", item)
+        return _run(args, session_type, working_dir)
+    finally:
+        for handler in handlers:
+            root.removeHandler(handler)
+            handler.close()
+        root.setLevel(old_level)
+
+
+def _run(
+    args: argparse.Namespace, session_type: type[CompilationSession], working_dir: Path
+) -> int:
+    stop = threading.Event()
+
+    def on_signal(signum: int, frame: FrameType | None) -> None:
+        del frame
+        logger.info("Received %s, shutting down", signal.Signals(signum).name)
+        stop.set()
+
+    previous: dict[signal.Signals, Any] = {}
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            previous[sig] = signal.signal(sig, on_signal)
+    else:
+        logger.warning("serve() is not on the main thread: signals are not handled")
+    try:
+        host = f"[{args.host}]" if ":" in args.host else args.host
+        try:
+            server, port, servicer = create_server(
+                f"{host}:{args.port}",
+                session_type,
+                working_dir,
+                args.rpc_service_threads,
+            )
+        except (OSError, ValueError) as error:
+            logger.error("%s", error)
+            print(f"ERROR: {error}", file=sys.stderr)
+            return 1
+        server.start()
+        atomic_write_text(working_dir / "pid.txt", str(os.getpid()))
+        atomic_write_text(working_dir / "port.txt", str(port))
+        logger.info(
+            "Service %s listening on %s:%d, PID %d",
+            working_dir,
+            args.host,
+            port,
+            os.getpid(),
+        )
+        while not stop.wait(0.5):
+            pass
+        server.stop(args.shutdown_grace_seconds).wait()
+        closed = servicer.close_all()
+        logger.info("Service stopped; %d sessions were still open", closed)
+        return 0
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

@@ -1,0 +1,399 @@
+"""The ``CompilerGymService`` gRPC servicer, driving :class:`CompilationSession` objects.
+
+Same wire semantics as CompilerGym 0.2.5's runtime, without its defects:
+session ids are allocated under a lock (a fork gets a fresh id), each session
+has its own lock so that two RPCs on one session never run at once while
+different sessions run in parallel, and no session method runs under the
+lock that guards the sessions table.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import (
+    TypeVar,
+)
+
+import grpc
+
+from xla_service.errors import SessionNotFoundError, XlaGymError
+from xla_service.proto import (
+    ActionSpace,
+    AddBenchmarkReply,
+    AddBenchmarkRequest,
+    Benchmark,
+    CompilerGymServiceServicer,
+    EndSessionReply,
+    EndSessionRequest,
+    ForkSessionReply,
+    ForkSessionRequest,
+    GetSpacesReply,
+    GetSpacesRequest,
+    GetVersionReply,
+    GetVersionRequest,
+    ObservationSpace,
+    SendSessionParameterReply,
+    SendSessionParameterRequest,
+    StartSessionReply,
+    StartSessionRequest,
+    StepReply,
+    StepRequest,
+)
+from xla_service.runtime.benchmark_cache import (
+    DEFAULT_MAX_SIZE_IN_BYTES,
+    BenchmarkCache,
+)
+from xla_service.session.base import CompilationSession
+
+__all__ = [
+    "SERVICE_VERSION",
+    "CompilerGymServicer",
+    "ServiceClosedError",
+    "status_code_for",
+]
+
+logger = logging.getLogger(__name__)
+
+SERVICE_VERSION = "0.2.5"
+"""The CompilerGym protocol version this runtime speaks (``GetVersion``)."""
+
+MAX_DETAILS_BYTES = 4096
+"""Error details are truncated to this many wire bytes: a gRPC client with
+default options rejects a reply whose metadata exceeds 8-16 KiB."""
+
+_R = TypeVar("_R")
+
+
+class ServiceClosedError(XlaGymError):
+    """The service is shutting down (maps to UNAVAILABLE)."""
+
+
+# Checked in order, as CompilerGym's runtime does.
+_STATUS_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
+    (ValueError, grpc.StatusCode.INVALID_ARGUMENT),
+    (LookupError, grpc.StatusCode.NOT_FOUND),
+    (NotImplementedError, grpc.StatusCode.UNIMPLEMENTED),
+    (FileNotFoundError, grpc.StatusCode.UNIMPLEMENTED),
+    (TypeError, grpc.StatusCode.FAILED_PRECONDITION),
+    (TimeoutError, grpc.StatusCode.DEADLINE_EXCEEDED),
+    (ServiceClosedError, grpc.StatusCode.UNAVAILABLE),
+)
+
+
+def status_code_for(error: BaseException) -> grpc.StatusCode:
+    """The gRPC status that CompilerGym's client maps back to ``error``'s type."""
+    for error_type, code in _STATUS_CODES:
+        if isinstance(error, error_type):
+            return code
+    return grpc.StatusCode.INTERNAL
+
+
+def _truncate_details(text: str, limit: int = MAX_DETAILS_BYTES) -> str:
+    """``text`` cut so that its percent-encoded ``grpc-message`` fits ``limit``."""
+    size = 0
+    for i, char in enumerate(text):
+        size += 1 if (" " <= char <= "~" and char != "%") else 3 * len(char.encode())
+        if size > limit - 64:
+            return text[:i] + " ... [truncated, see the service log]"
+    return text
+
+
+@dataclass
+class _Entry:
+    """A live session and the lock that serializes the RPCs on it."""
+
+    session: CompilationSession
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    ended: bool = False
+
+
+class CompilerGymServicer(CompilerGymServiceServicer):
+    """Serves ``session_type`` sessions; see the module docstring."""
+
+    def __init__(
+        self,
+        working_directory: Path,
+        session_type: type[CompilationSession],
+        benchmark_cache_max_size_in_bytes: int = DEFAULT_MAX_SIZE_IN_BYTES,
+        service_version: str = SERVICE_VERSION,
+    ) -> None:
+        self.working_directory = Path(working_directory)
+        self.session_type = session_type
+        self.service_version = service_version
+        self.action_spaces: list[ActionSpace] = list(session_type.action_spaces)
+        self.observation_spaces: list[ObservationSpace] = list(
+            session_type.observation_spaces
+        )
+        self.benchmarks = BenchmarkCache(benchmark_cache_max_size_in_bytes)
+        self._sessions: dict[int, _Entry] = {}
+        self._sessions_lock = threading.Lock()
+        self._next_session_id = 0
+        self._closed = False
+
+    # ------------------------------------------------------------------ helpers
+
+    def _call(
+        self,
+        name: str,
+        context: grpc.ServicerContext,
+        reply: _R,
+        body: Callable[[], _R],
+    ) -> _R:
+        """Run ``body``; on an exception set the mapped status and return ``reply``."""
+        try:
+            return body()
+        except Exception as error:
+            code = status_code_for(error)
+            logger.warning("%s failed with %s", name, code.name, exc_info=error)
+            context.set_code(code)
+            context.set_details(_truncate_details(str(error) or type(error).__name__))
+            return reply
+
+    @property
+    def session_count(self) -> int:
+        """The number of open sessions."""
+        with self._sessions_lock:
+            return len(self._sessions)
+
+    @contextlib.contextmanager
+    def _locked_session(self, session_id: int) -> Iterator[CompilationSession]:
+        """Hold ``session_id``'s own lock (not the table's) and yield its session."""
+        with self._sessions_lock:
+            entry = self._sessions.get(session_id)
+        if entry is None:
+            raise SessionNotFoundError(f"Session not found: {session_id}")
+        with entry.lock:
+            if entry.ended:  # Ended while this RPC waited for the lock.
+                raise SessionNotFoundError(f"Session not found: {session_id}")
+            yield entry.session
+
+    def _add_session(self, session: CompilationSession) -> int:
+        """Store a new session under a fresh id; closes it if the service is closed."""
+        with self._sessions_lock:
+            if not self._closed:
+                session_id = self._next_session_id
+                self._next_session_id += 1
+                self._sessions[session_id] = _Entry(session)
+                return session_id
+        _close_quietly(session, "new")
+        raise ServiceClosedError("The service is shutting down")
+
+    def _action_space(self, index: int) -> ActionSpace:
+        if not 0 <= index < len(self.action_spaces):
+            raise ValueError(
+                f"Action space index out of range: expected 0 <= index < "
+                f"{len(self.action_spaces)}, got {index}"
+            )
+        return self.action_spaces[index]
+
+    def _observation_spaces(self, indices: Sequence[int]) -> list[ObservationSpace]:
+        count = len(self.observation_spaces)
+        for index in indices:
+            if not 0 <= index < count:
+                raise ValueError(
+                    f"Observation space index out of range: expected 0 <= index < "
+                    f"{count}, got {index}"
+                )
+        return [self.observation_spaces[i] for i in indices]
+
+    # --------------------------------------------------------------------- RPCs
+
+    def GetVersion(
+        self, request: GetVersionRequest, context: grpc.ServicerContext
+    ) -> GetVersionReply:
+        logger.debug("GetVersion()")
+        return GetVersionReply(
+            service_version=self.service_version,
+            compiler_version=self.session_type.compiler_version,
+        )
+
+    def GetSpaces(
+        self, request: GetSpacesRequest, context: grpc.ServicerContext
+    ) -> GetSpacesReply:
+        logger.debug("GetSpaces()")
+        return GetSpacesReply(
+            action_space_list=self.action_spaces,
+            observation_space_list=self.observation_spaces,
+        )
+
+    def StartSession(
+        self, request: StartSessionRequest, context: grpc.ServicerContext
+    ) -> StartSessionReply:
+        logger.debug("StartSession(benchmark=%s)", request.benchmark.uri)
+        return self._call(
+            "StartSession", context, StartSessionReply(), lambda: self._start(request)
+        )
+
+    def _start(self, request: StartSessionRequest) -> StartSessionReply:
+        uri = request.benchmark.uri
+        if not uri:
+            raise ValueError("No benchmark URI set for StartSession()")
+        action_space = self._action_space(request.action_space)
+        observation_spaces = self._observation_spaces(request.observation_space)
+        if request.benchmark.HasField("program"):
+            benchmark = Benchmark()
+            benchmark.CopyFrom(request.benchmark)
+            self.benchmarks.add(benchmark)
+        else:
+            benchmark = self.benchmarks[uri]
+        session = self.session_type(
+            working_directory=self.working_directory,
+            action_space=action_space,
+            benchmark=benchmark,
+        )
+        try:
+            observations = [
+                session.get_observation(space) for space in observation_spaces
+            ]
+        except BaseException:
+            _close_quietly(session, "unstarted")
+            raise
+        session_id = self._add_session(session)
+        logger.debug("Started session %d with %s", session_id, uri)
+        return StartSessionReply(session_id=session_id, observation=observations)
+
+    def ForkSession(
+        self, request: ForkSessionRequest, context: grpc.ServicerContext
+    ) -> ForkSessionReply:
+        logger.debug("ForkSession(%d)", request.session_id)
+
+        def fork() -> ForkSessionReply:
+            with self._locked_session(request.session_id) as session:
+                forked = session.fork()
+            session_id = self._add_session(forked)
+            logger.debug("Forked session %d as %d", request.session_id, session_id)
+            return ForkSessionReply(session_id=session_id)
+
+        return self._call("ForkSession", context, ForkSessionReply(), fork)
+
+    def EndSession(
+        self, request: EndSessionRequest, context: grpc.ServicerContext
+    ) -> EndSessionReply:
+        with self._sessions_lock:
+            entry = self._sessions.pop(request.session_id, None)
+            remaining = len(self._sessions)
+        logger.debug(
+            "EndSession(%d), %d sessions remaining", request.session_id, remaining
+        )
+        if entry is not None:
+            _end(entry, request.session_id)
+        return EndSessionReply(remaining_sessions=remaining)
+
+    def Step(self, request: StepRequest, context: grpc.ServicerContext) -> StepReply:
+        logger.debug("Step(%d, %d actions)", request.session_id, len(request.action))
+
+        def step() -> StepReply:
+            observation_spaces = self._observation_spaces(request.observation_space)
+            reply = StepReply(action_had_no_effect=True)
+            with self._locked_session(request.session_id) as session:
+                for action in request.action:
+                    end_of_session, new_action_space, no_effect = session.apply_action(
+                        action
+                    )
+                    reply.action_had_no_effect = reply.action_had_no_effect and bool(
+                        no_effect
+                    )
+                    if new_action_space is not None:
+                        reply.new_action_space.CopyFrom(new_action_space)
+                    if end_of_session:  # Like CompilerGym's C++ runtime: stop here.
+                        reply.end_of_session = True
+                        break
+                reply.observation.extend(
+                    session.get_observation(s) for s in observation_spaces
+                )
+            return reply
+
+        return self._call("Step", context, StepReply(), step)
+
+    def AddBenchmark(
+        self, request: AddBenchmarkRequest, context: grpc.ServicerContext
+    ) -> AddBenchmarkReply:
+        logger.debug("AddBenchmark(%s)", ", ".join(b.uri for b in request.benchmark))
+
+        def add() -> AddBenchmarkReply:
+            for benchmark in request.benchmark:
+                if not benchmark.uri:
+                    raise ValueError("No benchmark URI set for AddBenchmark()")
+                copy = Benchmark()
+                copy.CopyFrom(benchmark)
+                self.benchmarks.add(copy)
+            return AddBenchmarkReply()
+
+        return self._call("AddBenchmark", context, AddBenchmarkReply(), add)
+
+    def SendSessionParameter(
+        self, request: SendSessionParameterRequest, context: grpc.ServicerContext
+    ) -> SendSessionParameterReply:
+        logger.debug(
+            "SendSessionParameter(%d, %s)",
+            request.session_id,
+            ", ".join(p.key for p in request.parameter),
+        )
+
+        def send() -> SendSessionParameterReply:
+            reply = SendSessionParameterReply()
+            with self._locked_session(request.session_id) as session:
+                for param in request.parameter:
+                    message = session.handle_session_parameter(param.key, param.value)
+                    if message is None:
+                        message = self._builtin_parameter(param.key, param.value)
+                    if message is None:
+                        raise ValueError(f"Unknown parameter: {param.key}")
+                    reply.reply.append(message)
+            return reply
+
+        return self._call(
+            "SendSessionParameter", context, SendSessionParameterReply(), send
+        )
+
+    def _builtin_parameter(self, key: str, value: str) -> str | None:
+        """CompilerGym's service-level parameters, or None for an unknown key."""
+        if key == "service.benchmark_cache.set_max_size_in_bytes":
+            try:
+                size = int(value)
+            except ValueError:
+                size = -1
+            if size < 0:
+                raise ValueError(f"{key} expects a non-negative integer, got {value!r}")
+            self.benchmarks.max_size_in_bytes = size
+            return value
+        if key == "service.benchmark_cache.get_max_size_in_bytes":
+            return str(self.benchmarks.max_size_in_bytes)
+        if key == "service.benchmark_cache.get_size_in_bytes":
+            return str(self.benchmarks.size_in_bytes)
+        return None
+
+    # ----------------------------------------------------------------- shutdown
+
+    def close_all(self) -> int:
+        """End every session and refuse new ones; returns how many were open."""
+        with self._sessions_lock:
+            self._closed = True
+            entries = list(self._sessions.items())
+            self._sessions.clear()
+        for session_id, entry in entries:
+            _end(entry, session_id)
+        if entries:
+            logger.info("Closed %d open sessions", len(entries))
+        return len(entries)
+
+
+def _end(entry: _Entry, session_id: int) -> None:
+    """Close an entry already removed from the table, after its running RPC."""
+    with entry.lock:
+        if entry.ended:
+            return
+        entry.ended = True
+        _close_quietly(entry.session, str(session_id))
+
+
+def _close_quietly(session: CompilationSession, name: str) -> None:
+    try:
+        session.close()
+    except Exception:
+        logger.warning("Closing session %s raised", name, exc_info=True)

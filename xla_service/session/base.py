@@ -1,0 +1,54 @@
+"""The compilation session contract, after CompilerGym's ``CompilationSession``.
+
+A backend declares its spaces at class level and implements
+:meth:`apply_action` and :meth:`get_observation`. The service runtime creates
+one instance per session and never calls two methods of one instance at once.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from pathlib import Path
+from typing import ClassVar, List, Optional, Tuple
+
+from xla_service.proto import ActionSpace, Benchmark, Event, ObservationSpace
+
+__all__ = ["CompilationSession"]
+
+
+class CompilationSession(ABC):
+    """One episode's compiler state, owned by the service runtime."""
+
+    compiler_version: ClassVar[str] = ""
+    action_spaces: ClassVar[List[ActionSpace]] = []
+    observation_spaces: ClassVar[List[ObservationSpace]] = []
+
+    def __init__(
+        self, working_directory: Path, action_space: ActionSpace, benchmark: Benchmark
+    ) -> None:
+        self.working_directory = working_directory
+        self.action_space = action_space
+        self.benchmark = benchmark
+
+    @abstractmethod
+    def apply_action(self, action: Event) -> Tuple[bool, Optional[ActionSpace], bool]:
+        """Apply one action.
+
+        :return: ``(end_of_session, new_action_space or None,
+            action_had_no_effect)``.
+        """
+
+    @abstractmethod
+    def get_observation(self, observation_space: ObservationSpace) -> Event:
+        """Compute one observation of the current state."""
+
+    def fork(self) -> "CompilationSession":
+        """An independent copy of this session, in its current state."""
+        raise NotImplementedError(f"{type(self).__name__} does not support fork()")
+
+    def handle_session_parameter(self, key: str, value: str) -> Optional[str]:
+        """Handle a session parameter. ``None`` means "not understood"."""
+        del key, value
+        return None
+
+    def close(self) -> None:
+        """Release what the session holds. Called once, when it ends."""

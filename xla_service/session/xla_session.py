@@ -1,0 +1,139 @@
+"""The XLA compilation session: a benchmark's HLO module and the passes run on it.
+
+The state is the normalized module (the HLO -> StableHLO -> HLO fixpoint), so
+what the agent observes is exactly what the next pass receives. All XLA work
+goes through one :class:`~xla_service.passes.engine.Engine` per service
+process, shared by its sessions.
+"""
+from __future__ import annotations
+
+import gzip
+import logging
+import threading
+from importlib.metadata import version
+from pathlib import Path
+from typing import Callable, ClassVar, Dict, List, Optional, Tuple
+
+from xla_service.errors import BenchmarkError, UnknownPassError
+from xla_service.passes.analysis import Analysis
+from xla_service.passes.catalog import PASS_NAMES
+from xla_service.passes.engine import Engine
+from xla_service.proto import ActionSpace, Benchmark, Event, Int64Tensor, ObservationSpace
+from xla_service.session.base import CompilationSession
+from xla_service.session.spaces import ACTION_SPACES, OBSERVATION_SPACES
+
+__all__ = ["XlaSession", "configure_engine", "shared_engine", "close_engine"]
+
+logger = logging.getLogger(__name__)
+
+_engine: Optional[Engine] = None
+_engine_factory: Callable[[], Engine] = Engine
+_engine_lock = threading.Lock()
+
+
+def configure_engine(factory: Callable[[], Engine]) -> None:
+    """Set how the service's shared engine is made (before the first session)."""
+    global _engine_factory
+    _engine_factory = factory
+
+
+def shared_engine() -> Engine:
+    """The service process's engine, made on first use."""
+    global _engine
+    with _engine_lock:
+        if _engine is None:
+            _engine = _engine_factory()
+        return _engine
+
+
+def _benchmark_text(benchmark: Benchmark) -> str:
+    """The HLO text of a benchmark: raw or gzip-compressed UTF-8 bytes."""
+    if not benchmark.program.contents:
+        raise BenchmarkError(
+            f"Benchmark {benchmark.uri!r} has no program: expected HLO text, got nothing"
+        )
+    data = benchmark.program.contents
+    if data[:2] == b"\x1f\x8b":
+        data = gzip.decompress(data)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise BenchmarkError(
+            f"Benchmark {benchmark.uri!r} is not HLO text: byte {e.start} is not UTF-8"
+        ) from None
+
+
+class XlaSession(CompilationSession):
+    """One episode: the current module of one benchmark."""
+
+    compiler_version: ClassVar[str] = f"jaxlib {version('jaxlib')}"
+    action_spaces: ClassVar[List[ActionSpace]] = ACTION_SPACES
+    observation_spaces: ClassVar[List[ObservationSpace]] = OBSERVATION_SPACES
+
+    def __init__(
+        self,
+        working_directory: Path,
+        action_space: ActionSpace,
+        benchmark: Benchmark,
+        engine: Optional[Engine] = None,
+    ) -> None:
+        super().__init__(working_directory, action_space, benchmark)
+        self.engine = engine or shared_engine()
+        try:
+            self.initial = self.engine.load(_benchmark_text(benchmark))
+        except BenchmarkError:
+            raise
+        except ValueError as e:  # HloParseError: say which benchmark
+            raise type(e)(f"Benchmark {benchmark.uri!r}: {e}") from None
+        self.state = self.initial
+        self._default: Optional[Analysis] = None
+
+    def apply_action(self, action: Event) -> Tuple[bool, Optional[ActionSpace], bool]:
+        index = action.int64_value
+        if not 0 <= index < len(PASS_NAMES):
+            raise UnknownPassError(
+                f"Unknown action: expected an index in [0, {len(PASS_NAMES)}), got {index}"
+            )
+        new_state = self.engine.apply(self.state, PASS_NAMES[index])
+        unchanged = new_state is self.state
+        self.state = new_state
+        return False, None, unchanged
+
+    def get_observation(self, observation_space: ObservationSpace) -> Event:
+        compute = self._observers.get(observation_space.name)
+        if compute is None:
+            raise LookupError(f"Unknown observation space: {observation_space.name!r}")
+        return compute(self)
+
+    def fork(self) -> "XlaSession":
+        fork = object.__new__(XlaSession)
+        fork.__dict__.update(self.__dict__)  # states are immutable: sharing is safe
+        return fork
+
+    @property
+    def default(self) -> Analysis:
+        """XLA's default pipeline result for the benchmark (computed once)."""
+        if self._default is None:
+            self._default = self.engine.default_pipeline(self.initial)
+        return self._default
+
+    _observers: ClassVar[Dict[str, Callable[["XlaSession"], Event]]] = {
+        "Hlo": lambda s: Event(string_value=s.state.text),
+        "OpCount": lambda s: Event(int64_value=s.state.op_count),
+        "OpcodeCounts": lambda s: Event(
+            int64_tensor=Int64Tensor(
+                shape=[len(s.state.opcode_counts)], value=list(s.state.opcode_counts)
+            )
+        ),
+        "OpCountInitial": lambda s: Event(int64_value=s.initial.op_count),
+        "OpCountDefault": lambda s: Event(int64_value=s.default.op_count),
+    }
+
+
+def close_engine() -> None:
+    """Stop the shared engine's workers, if it was made."""
+    global _engine
+    with _engine_lock:
+        if _engine is not None:
+            _engine.close()
+            _engine = None
