@@ -49,15 +49,17 @@ class BenchmarkError(XlaGymError, ValueError):
     """A benchmark that cannot be loaded: empty, too large or unreadable."""
 
 
-class PassCrashedError(XlaGymError, RuntimeError):
-    """XLA aborted the worker process while running a pass.
+class PassCrashedError(XlaGymError, ValueError):
+    """XLA failed or aborted while running a pass on this module.
 
     The worker is replaced and the session keeps the state it had before the
-    step.
+    step. A ValueError, so that CompilerGym's client raises it to the caller
+    and keeps the session (it ends the episode, and closes its service, on
+    INTERNAL or DEADLINE_EXCEEDED).
     """
 
 
-class PassTimeoutError(XlaGymError, TimeoutError):
+class PassTimeoutError(PassCrashedError):
     """A pass ran longer than the per-step timeout; its worker was replaced."""
 
 

@@ -24,7 +24,6 @@ from xla_service.proto import (
     ObservationSpace,
     Space,
 )
-from xla_service.proto.compiler_gym_service_pb2 import StringSpace
 from xla_service.session.base import CompilationSession
 
 ACTIONS = [
@@ -42,6 +41,12 @@ ACTIONS = [
 ]
 A = {name: i for i, name in enumerate(ACTIONS)}
 COUNT, TEXT, BROKEN = 0, 1, 2
+
+
+def _string_space() -> Space:
+    space = Space()
+    space.string_value.length_range.min = 0
+    return space
 
 
 def _action_space(name: str) -> ActionSpace:
@@ -62,7 +67,7 @@ class CounterSession(CompilationSession):
         ),
         ObservationSpace(
             name="text",
-            space=Space(string_value=StringSpace(length_range=Int64Range(min=0))),
+            space=_string_space(),
             deterministic=True,
         ),
         ObservationSpace(

@@ -8,7 +8,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,10 +16,10 @@ from pathlib import Path
 import grpc
 import pytest
 from fake_counter_session import (
-    A,
     BROKEN,
     COUNT,
     TEXT,
+    A,
     CounterSession,
     import_compiler_gym,
 )
@@ -95,9 +95,10 @@ def service(tmp_path: Path) -> Iterator[Service]:
     servicer.close_all()
 
 
-def rpc_error(call: object, *args: object) -> grpc.RpcError:
+def rpc_error(call: Callable[..., object], *args: object) -> grpc.RpcError:
+    """The error that ``call(*args)`` fails with."""
     with pytest.raises(grpc.RpcError) as info:
-        call(*args, timeout=T)  # type: ignore[operator]
+        call(*args, timeout=T)
     return info.value
 
 
@@ -575,7 +576,7 @@ def test_serve_subprocess(tmp_path: Path, signum: int) -> None:
     assert "Ignoring unknown command line argument '--foo=1'" in log
     assert "StartSession(benchmark=benchmark://c/1)" in log  # -v=2 is DEBUG
     assert "1 sessions were still open" in log
-    assert f"listening on 127.0.0.1:{port}," in log  # not 0.0.0.0
+    assert f"listening on 127.0.0.1:{port} with 3 RPC threads" in log  # not 0.0.0.0
     assert b"Service stopped" in stderr  # --alsologtostderr
     assert not list(tmp_path.glob(".*.tmp"))
 
@@ -703,3 +704,14 @@ def test_compiler_gym_managed_connection(tmp_path: Path, monkeypatch: pytest.Mon
     assert process.returncode == 0
     for flag in ["--logbuflevel=-1", "--foo=1", "--bar=2", "--baz=3"]:
         assert f"Ignoring unknown command line argument '{flag}'" in log
+
+
+def test_runtime_imports_no_compiler() -> None:
+    code = (
+        "import sys, xla_service.runtime; "
+        "bad = [m for m in ('jax', 'compiler_gym', 'xla_service.passes', 'numpy') "
+        "if m in sys.modules]; "
+        "sys.exit(f'imported {bad}' if bad else 0)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr.decode()

@@ -139,7 +139,7 @@ class Engine:
                 logger.warning("XLA aborted a worker running %s: %s", what, died)
                 try:
                     return recover(dump_dir, f"XLA aborted: {died}")
-                except PassCrashedError as e:
+                except (PassCrashedError, WorkerDied) as e:
                     raise PassCrashedError(
                         f"XLA crashed running {what!r}: {died}. The worker was replaced "
                         "and the session keeps its state."

@@ -118,6 +118,8 @@ class WorkerPool:
     def call(self, method: str, *args: Any, timeout: Optional[float] = None) -> Any:
         """Run ``method`` on an idle worker. A worker that dies is replaced."""
         worker = self._idle.get()
+        if worker.process.poll() is not None:  # died while idle (killed)
+            worker = self._replace(worker)
         healthy = True
         try:
             return worker.call(method, *args, timeout=timeout)
@@ -126,13 +128,17 @@ class WorkerPool:
             raise
         finally:
             if not healthy:
-                worker.kill()
-                with self._lock:
-                    self._all.remove(worker)
-                    self.replaced += 1
-                logger.warning("Replacing worker %d", worker.process.pid)
-                worker = self._spawn()
+                worker = self._replace(worker)
             self._idle.put(worker)
+
+    def _replace(self, worker: Worker) -> Worker:
+        logger.warning("Replacing worker %d", worker.process.pid)
+        worker.kill()
+        worker.close()
+        with self._lock:
+            self._all.remove(worker)
+            self.replaced += 1
+        return self._spawn()
 
     def close(self) -> None:
         with self._lock:

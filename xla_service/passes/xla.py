@@ -16,8 +16,8 @@ from xla_service.errors import HloParseError, PassCrashedError
 from xla_service.opcodes import OPCODES
 from xla_service.passes.analysis import Analysis
 from xla_service.passes.catalog import PassSpec
-from xla_service.passes.names import canonicalize_computation_names
 from xla_service.passes.dumps import default_pipeline_dump, read_pass_dumps
+from xla_service.passes.names import canonicalize_computation_names
 
 __all__ = [
     "parse",

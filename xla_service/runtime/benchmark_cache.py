@@ -95,8 +95,7 @@ class BenchmarkCache:
                 self._size_in_bytes -= old.ByteSize()
             if size > self._max_size_in_bytes:
                 logger.warning(
-                    "Benchmark %s is %d bytes, more than the cache's %d bytes: "
-                    "it is kept alone",
+                    "Benchmark %s is %d bytes, more than the cache's %d bytes: it is kept alone",
                     uri,
                     size,
                     self._max_size_in_bytes,

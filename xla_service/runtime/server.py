@@ -49,9 +49,7 @@ SERVER_OPTIONS: list[tuple[str, int]] = [
     # As CompilerGym: two services must never share a port.
     ("grpc.so_reuseport", 0),
 ]
-_LOG_FORMAT = (
-    "%(asctime)s %(levelname)s %(process)d %(threadName)s %(name)s] %(message)s"
-)
+_LOG_FORMAT = "%(asctime)s %(levelname)s %(process)d %(threadName)s %(name)s] %(message)s"
 
 
 def create_server(
@@ -114,8 +112,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     add(
         "--host",
         default="127.0.0.1",
-        help="Address to listen on (default: %(default)s; "
-        "use 0.0.0.0 to accept remote clients).",
+        help="Address to listen on (default: %(default)s; use 0.0.0.0 to accept remote clients).",
     )
     add(
         "--port",
@@ -180,14 +177,10 @@ def _log_level(args: argparse.Namespace) -> int:
         return int(getattr(logging, args.log_level))
     if args.verbosity is None:
         return logging.INFO
-    return {0: logging.WARNING, 1: logging.INFO}.get(
-        max(args.verbosity, 0), logging.DEBUG
-    )
+    return {0: logging.WARNING, 1: logging.INFO}.get(max(args.verbosity, 0), logging.DEBUG)
 
 
-def serve(
-    session_type: type[CompilationSession], argv: Sequence[str] | None = None
-) -> int:
+def serve(session_type: type[CompilationSession], argv: Sequence[str] | None = None) -> int:
     """Run a service for ``session_type`` until SIGTERM or SIGINT; the exit code.
 
     Call from the service executable: ``sys.exit(serve(MySession))``.
@@ -202,9 +195,7 @@ def serve(
 
     root = logging.getLogger()
     old_level = root.level
-    handlers: list[logging.Handler] = [
-        logging.FileHandler(working_dir / "logs" / "service.log")
-    ]
+    handlers: list[logging.Handler] = [logging.FileHandler(working_dir / "logs" / "service.log")]
     if args.alsologtostderr:
         handlers.append(logging.StreamHandler(sys.stderr))
     for handler in handlers:
@@ -255,10 +246,11 @@ def _run(
         atomic_write_text(working_dir / "pid.txt", str(os.getpid()))
         atomic_write_text(working_dir / "port.txt", str(port))
         logger.info(
-            "Service %s listening on %s:%d, PID %d",
+            "Service %s listening on %s:%d with %d RPC threads, PID %d",
             working_dir,
             args.host,
             port,
+            args.rpc_service_threads,
             os.getpid(),
         )
         while not stop.wait(0.5):

@@ -15,9 +15,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import (
-    TypeVar,
-)
+from typing import TypeVar
 
 import grpc
 
@@ -126,9 +124,7 @@ class CompilerGymServicer(CompilerGymServiceServicer):
         self.session_type = session_type
         self.service_version = service_version
         self.action_spaces: list[ActionSpace] = list(session_type.action_spaces)
-        self.observation_spaces: list[ObservationSpace] = list(
-            session_type.observation_spaces
-        )
+        self.observation_spaces: list[ObservationSpace] = list(session_type.observation_spaces)
         self.benchmarks = BenchmarkCache(benchmark_cache_max_size_in_bytes)
         self._sessions: dict[int, _Entry] = {}
         self._sessions_lock = threading.Lock()
@@ -212,9 +208,7 @@ class CompilerGymServicer(CompilerGymServiceServicer):
             compiler_version=self.session_type.compiler_version,
         )
 
-    def GetSpaces(
-        self, request: GetSpacesRequest, context: grpc.ServicerContext
-    ) -> GetSpacesReply:
+    def GetSpaces(self, request: GetSpacesRequest, context: grpc.ServicerContext) -> GetSpacesReply:
         logger.debug("GetSpaces()")
         return GetSpacesReply(
             action_space_list=self.action_spaces,
@@ -247,9 +241,7 @@ class CompilerGymServicer(CompilerGymServiceServicer):
             benchmark=benchmark,
         )
         try:
-            observations = [
-                session.get_observation(space) for space in observation_spaces
-            ]
+            observations = [session.get_observation(space) for space in observation_spaces]
         except BaseException:
             _close_quietly(session, "unstarted")
             raise
@@ -277,9 +269,7 @@ class CompilerGymServicer(CompilerGymServiceServicer):
         with self._sessions_lock:
             entry = self._sessions.pop(request.session_id, None)
             remaining = len(self._sessions)
-        logger.debug(
-            "EndSession(%d), %d sessions remaining", request.session_id, remaining
-        )
+        logger.debug("EndSession(%d), %d sessions remaining", request.session_id, remaining)
         if entry is not None:
             _end(entry, request.session_id)
         return EndSessionReply(remaining_sessions=remaining)
@@ -292,20 +282,14 @@ class CompilerGymServicer(CompilerGymServiceServicer):
             reply = StepReply(action_had_no_effect=True)
             with self._locked_session(request.session_id) as session:
                 for action in request.action:
-                    end_of_session, new_action_space, no_effect = session.apply_action(
-                        action
-                    )
-                    reply.action_had_no_effect = reply.action_had_no_effect and bool(
-                        no_effect
-                    )
+                    end_of_session, new_action_space, no_effect = session.apply_action(action)
+                    reply.action_had_no_effect = reply.action_had_no_effect and bool(no_effect)
                     if new_action_space is not None:
                         reply.new_action_space.CopyFrom(new_action_space)
                     if end_of_session:  # Like CompilerGym's C++ runtime: stop here.
                         reply.end_of_session = True
                         break
-                reply.observation.extend(
-                    session.get_observation(s) for s in observation_spaces
-                )
+                reply.observation.extend(session.get_observation(s) for s in observation_spaces)
             return reply
 
         return self._call("Step", context, StepReply(), step)
@@ -347,9 +331,7 @@ class CompilerGymServicer(CompilerGymServiceServicer):
                     reply.reply.append(message)
             return reply
 
-        return self._call(
-            "SendSessionParameter", context, SendSessionParameterReply(), send
-        )
+        return self._call("SendSessionParameter", context, SendSessionParameterReply(), send)
 
     def _builtin_parameter(self, key: str, value: str) -> str | None:
         """CompilerGym's service-level parameters, or None for an unknown key."""

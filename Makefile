@@ -1,0 +1,34 @@
+# xla-gym: `make demo` sets everything up and runs the demo episode;
+# `make test` runs the whole test suite (setting up first if needed).
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: setup demo test lint clean
+
+setup: $(STAMP)
+
+# compiler-gym 0.2.5's declared pins cannot be met on Python 3.11 (see
+# README.md, "Installation"): its real runtime dependencies are pinned in
+# requirements.txt and it is installed unmodified with --no-deps. gym 0.21's
+# sdist needs old setuptools/wheel to build: build-constraints.txt.
+$(STAMP): pyproject.toml requirements.txt requirements-dev.txt build-constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	PIP_CONSTRAINT=$(CURDIR)/build-constraints.txt $(PY) -m pip install --quiet -r requirements.txt -r requirements-dev.txt
+	$(PY) -m pip install --quiet --no-deps compiler-gym==0.2.5
+	$(PY) -m pip install --quiet --no-deps -e .
+	touch $(STAMP)
+
+demo: setup
+	$(PY) -m xla_service.demo
+
+test: setup
+	$(PY) -m pytest -q tests
+
+lint: setup
+	$(PY) -m ruff check xla_service tests datasets
+	$(PY) -m mypy xla_service
+
+clean:
+	rm -rf $(VENV)

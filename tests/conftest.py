@@ -1,0 +1,7 @@
+"""Shared fixtures. Integration tests drive the stock compiler_gym client."""
+from __future__ import annotations
+
+import os
+
+# Workers of the services that tests start: two fit this 2-core machine.
+os.environ.setdefault("XLA_GYM_WORKERS", "2")

@@ -1,0 +1,32 @@
+"""Fixtures that start the real service through compiler_gym.make("xla-v0")."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator, List
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def env() -> Iterator[object]:
+    import compiler_gym
+
+    env = compiler_gym.make("xla-v0")
+    try:
+        yield env
+    finally:
+        env.close()
+
+
+def worker_pids(service_pid: int) -> List[int]:
+    """The pass-engine worker processes started by the service ``service_pid``."""
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(fields[1]) == service_pid and b"xla_service.passes.worker" in cmdline:
+            pids.append(int(stat.parent.name))
+    return pids
