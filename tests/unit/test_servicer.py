@@ -262,8 +262,10 @@ def test_unknown_session_is_not_found(service: Service, call: str, request_: obj
         ("RuntimeError", grpc.StatusCode.INTERNAL),
         ("HloParseError", grpc.StatusCode.INVALID_ARGUMENT),
         ("SessionStateError", grpc.StatusCode.FAILED_PRECONDITION),
-        ("PassTimeoutError", grpc.StatusCode.DEADLINE_EXCEEDED),
-        ("PassCrashedError", grpc.StatusCode.INTERNAL),
+        # Pass failures are ValueErrors: CompilerGym's client then raises them
+        # and keeps the session (it closes the env on INTERNAL).
+        ("PassTimeoutError", grpc.StatusCode.INVALID_ARGUMENT),
+        ("PassCrashedError", grpc.StatusCode.INVALID_ARGUMENT),
     ],
 )
 def test_exception_to_status(service: Service, error_name: str, code: grpc.StatusCode) -> None:
