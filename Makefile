@@ -12,10 +12,12 @@ setup: $(STAMP)
 # compiler-gym 0.2.5's declared pins cannot be met on Python 3.11 (see
 # README.md, "Installation"): its real runtime dependencies are pinned in
 # requirements.txt and it is installed unmodified with --no-deps. gym 0.21's
-# sdist needs old setuptools/wheel to build: build-constraints.txt.
+# sdist needs old setuptools/wheel to build (build-constraints.txt), while
+# torch needs a new setuptools at run time: gym is built first, alone.
 $(STAMP): pyproject.toml requirements.txt requirements-dev.txt build-constraints.txt
 	$(PYTHON) -m venv $(VENV)
-	PIP_CONSTRAINT=$(CURDIR)/build-constraints.txt $(PY) -m pip install --quiet -r requirements.txt -r requirements-dev.txt
+	PIP_CONSTRAINT=$(CURDIR)/build-constraints.txt $(PY) -m pip install --quiet "gym==0.21.0"
+	$(PY) -m pip install --quiet -r requirements.txt -r requirements-dev.txt
 	$(PY) -m pip install --quiet --no-deps compiler-gym==0.2.5
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)

@@ -17,7 +17,16 @@ from compiler_gym.datasets import Benchmark, BenchmarkUri, Dataset
 
 from xla_service.errors import BenchmarkError, close_matches
 
-__all__ = ["XlaDataset", "datasets_root", "get_xla_datasets", "default_benchmark_uri"]
+__all__ = [
+    "SPLITS",
+    "XlaDataset",
+    "datasets_root",
+    "get_xla_datasets",
+    "default_benchmark_uri",
+    "split_benchmark_uris",
+]
+
+SPLITS = ("train", "validation", "test")
 
 _DESCRIPTIONS = {
     "gpt2": "GPT-2 training steps and inference graphs over a grid of configurations",
@@ -81,6 +90,16 @@ class XlaDataset(Dataset):
             raise BenchmarkError(f"Cannot read benchmark {uri} from {path}: {e}") from None
         return Benchmark.from_file_contents(str(uri), data)
 
+    def split_uris(self, split: str) -> List[str]:
+        """The URIs of one split: ``"train"``, ``"validation"`` or ``"test"``.
+
+        Splits hold out whole configurations (``datasets/splits.py``): agents
+        train on ``train`` and are evaluated on ``test`` only.
+        """
+        if split not in SPLITS:
+            raise ValueError(f"Unknown split: expected one of {SPLITS}, got {split!r}")
+        return [f"{self.name}/{n}" for n in self._names if self.entries[n]["split"] == split]
+
     def _random_benchmark(self, random_state: np.random.Generator) -> Benchmark:
         name = self._names[random_state.integers(len(self._names))]
         return self.benchmark(f"{self.name}/{name}")
@@ -90,3 +109,21 @@ def get_xla_datasets(root: Optional[Path] = None) -> List[XlaDataset]:
     """Every suite under ``root`` (default :func:`datasets_root`)."""
     root = root or datasets_root()
     return [XlaDataset(d) for d in sorted(root.glob("xla-*-v*")) if (d / "manifest.json").is_file()]
+
+
+def split_benchmark_uris(split: str, datasets: Optional[List[str]] = None) -> List[str]:
+    """The URIs of ``split`` over the named suites (default: every suite).
+
+    ``datasets`` names suites as ``"xla-gpt2-v0"`` or ``"benchmark://xla-gpt2-v0"``.
+    """
+    suites = {d.name.split("://")[-1]: d for d in get_xla_datasets()}
+    names = [n.split("://")[-1] for n in datasets] if datasets else sorted(suites)
+    uris: List[str] = []
+    for name in names:
+        if name not in suites:
+            raise LookupError(
+                f"Unknown dataset {name!r}: expected one of {sorted(suites)}."
+                f"{close_matches(name, suites)}"
+            )
+        uris += suites[name].split_uris(split)
+    return uris
