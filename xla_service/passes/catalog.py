@@ -191,5 +191,5 @@ def get_pass(name: str) -> PassSpec:
             ) from None
         raise UnknownPassError(
             f"Unknown pass {name!r}: expected one of the {len(PASSES)} XLA pass "
-            f"names in xla_service.passes.PASS_NAMES.{close_matches(name, PASS_NAMES)}"
+            f"names in xla_service.passes.catalog.PASS_NAMES.{close_matches(name, PASS_NAMES)}"
         ) from None

@@ -26,18 +26,27 @@ def canonicalize_computation_names(text: str) -> str:
     trip, so a module with calls never reaches a textual fixpoint
     (``tril.1`` -> ``tril.1.1`` -> ...). Renaming them by order of appearance
     after stripping numeric suffixes makes the result stable; nothing but
-    names changes.
+    names changes. A new name never takes the entry's, and a non-entry
+    computation is never called ``main``: jaxlib's HLO -> StableHLO converter
+    would rename the entry and take that one for the entry on the way back.
     """
+    headers = list(_HEADER.finditer(text))
+    taken = {m.group(3) for m in headers if m.group(1)}  # the entry keeps its name
     mapping = {}
     seen: Dict[str, int] = {}
-    for m in _HEADER.finditer(text):
-        if m.group(1):  # the entry computation keeps its (stable) name
+    for m in headers:
+        if m.group(1):
             continue
         old = m.group(3)
         base = _SUFFIX.sub("", old) or old
+        if base == "main":  # jaxlib's converter takes a computation "main" for the entry
+            base = "main_fn"
         k = seen.get(base, 0)
+        while f"{base}.{k}" in taken:
+            k += 1
         seen[base] = k + 1
         mapping[old] = f"{base}.{k}"
+        taken.add(mapping[old])
     if all(k == v for k, v in mapping.items()):
         return text
 

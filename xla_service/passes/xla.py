@@ -38,6 +38,7 @@ if len(_ENUM_TO_INDEX) != len(OPCODES):
         f"{len(OPCODES)}: the opcode table does not match this jaxlib"
     )
 _PARSE_POSITION = re.compile(r"was parsing (\d+):(\d+): error: (.*)")
+_ENTRY = re.compile(r"^\s*ENTRY\s", re.M)
 
 
 def parse(text: str) -> Any:
@@ -79,9 +80,9 @@ def normalize(text: str) -> str:
     Every compile makes this round trip first, so the fixpoint is what a pass
     really receives. It is usually reached after one trip, and checked. The
     export renames called computations on every trip (``f.1`` -> ``f.1.1``),
-    so names are made canonical after each trip.
+    so names are made canonical before and after each trip.
     """
-    current = _round_trip(text)
+    current = _round_trip(canonicalize_computation_names(text))
     for _ in range(_MAX_ROUND_TRIPS):
         following = _round_trip(current)
         if following == current:
@@ -102,7 +103,17 @@ def analyze(text: str) -> Analysis:
 
 
 def load(text: str) -> Analysis:
-    """Parse, normalize and analyze a benchmark's HLO text."""
+    """Parse, normalize and analyze a benchmark's HLO text.
+
+    The text must name its ENTRY computation: without one XLA takes the last
+    computation for the entry, so a truncated module would load as another
+    program.
+    """
+    if text.strip() and not _ENTRY.search(text):
+        raise HloParseError(
+            "HLO module has no ENTRY computation: expected one, got none "
+            "(is the text truncated?)"
+        )
     return analyze(normalize(text))
 
 
