@@ -1,0 +1,71 @@
+"""A trained SB3 model as a leaderboard policy.
+
+``XLA_GYM_RL_RUN=runs/ppo-OpCount-seed0 python -m leaderboard.eval
+--policy "leaderboard.agents.rl.policy:from_env()"`` evaluates the run saved
+by ``leaderboard.agents.rl.train``.
+
+The model acts deterministically for ``episode_length`` steps; the best
+state on that trajectory (fewest ops) is kept: the env is reset and the best
+prefix replayed (cached in the service, so cheap).
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, List
+
+import numpy as np
+from compiler_gym.envs import CompilerEnv
+
+from leaderboard.agents.common import op_count
+from leaderboard.gym_adapter import COST_FEATURES
+
+__all__ = ["RlPolicy", "from_env"]
+
+
+@dataclass
+class RlPolicy:
+    run: Path
+
+    def __post_init__(self) -> None:
+        args = json.loads((self.run / "args.json").read_text())["args"]
+        self.args = args
+        import stable_baselines3 as sb3
+        import sb3_contrib
+
+        cls = {"ppo": sb3.PPO, "a2c": sb3.A2C, "dqn": sb3.DQN, "trpo": sb3_contrib.TRPO}[args["algo"]]
+        self.model: Any = cls.load(self.run / "model.zip", device="cpu")
+
+    def _observe(self, env: CompilerEnv) -> np.ndarray:
+        features = [np.log1p(np.asarray(env.observation["OpcodeCounts"], dtype=np.float64))]
+        if self.args["cost_features"]:
+            cost = env.observation["CostAnalysisDict"]
+            features.append(np.log1p([float(cost[k]) for k in COST_FEATURES]))
+        return np.concatenate(features).astype(np.float32)
+
+    def __call__(self, env: CompilerEnv) -> None:
+        benchmark = env.benchmark
+        actions: List[int] = []
+        best, best_count = 0, op_count(env)
+        for _ in range(self.args["episode_length"]):
+            action, _ = self.model.predict(self._observe(env), deterministic=True)
+            try:
+                env.step(int(action))
+            except ValueError:  # XLA failed on this pass: state unchanged
+                continue
+            actions.append(int(action))
+            if op_count(env) < best_count:
+                best, best_count = len(actions), op_count(env)
+        env.reset(benchmark=benchmark)
+        if best:
+            env.multistep(actions[:best])
+
+
+def from_env() -> RlPolicy:
+    """The policy of the run folder named by ``$XLA_GYM_RL_RUN``."""
+    run = os.environ.get("XLA_GYM_RL_RUN")
+    if not run:
+        raise ValueError("Set XLA_GYM_RL_RUN to a run folder made by leaderboard.agents.rl.train")
+    return RlPolicy(Path(run))

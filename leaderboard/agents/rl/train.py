@@ -1,0 +1,176 @@
+"""Train an RL agent on the train split with stable-baselines3 (CleanRL style).
+
+``python -m leaderboard.agents.rl.train --algo ppo --total-timesteps 20000``
+
+One file reads top to bottom: arguments (a dataclass, every field a flag),
+seeding, vectorized environments (the Gymnasium adapter, one service per
+environment), the SB3 algorithm, training with a progress bar and
+checkpoints, and the saved run: ``model.zip``, ``args.json`` (hyperparameters
+and versions) and ``monitor.csv`` files (training curves).
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import platform
+import random
+import sys
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+__all__ = ["Args", "ALGOS", "parse_args", "train"]
+
+ALGOS = ("ppo", "a2c", "dqn", "trpo")
+
+
+@dataclass
+class Args:
+    algo: str = "ppo"
+    """ppo, a2c, dqn (stable-baselines3) or trpo (sb3-contrib)"""
+    total_timesteps: int = 20_000
+    """environment steps to train for"""
+    seed: int = 0
+    """seed of Python, NumPy, torch and the benchmark sampling"""
+    n_envs: int = 2
+    """parallel environments (SubprocVecEnv; each runs its own XLA service)"""
+    episode_length: int = 20
+    """passes per episode"""
+    reward_space: str = "OpCount"
+    """OpCount (reduction / initial op count) or OpCountShaped (potential-based shaping)"""
+    cost_features: bool = False
+    """append log1p(flops, transcendentals, bytes accessed) to the observation"""
+    cost_in_value_only: bool = False
+    """with cost_features: let only the value function see them (the actor sees zeros)"""
+    datasets: str = "xla-gpt2-v0"
+    """comma-separated suites whose train split to train on"""
+    max_train_benchmarks: int = 0
+    """if > 0, train on the first N train benchmarks only"""
+    learning_rate: float = 3e-4
+    """optimizer learning rate"""
+    n_steps: int = 128
+    """rollout length per environment (PPO, A2C, TRPO)"""
+    checkpoint_every: int = 5_000
+    """save a checkpoint every this many steps"""
+    out: str = "runs"
+    """folder for the run (a subfolder named after algo, reward and seed is made)"""
+    dummy_vec_env: bool = False
+    """run environments in this process (DummyVecEnv) instead of subprocesses"""
+
+
+def parse_args(argv: Optional[Sequence[str]] = None) -> Args:
+    """Every field of :class:`Args` as a ``--kebab-case`` flag, its docstring the help."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    docs = _field_docs()
+    for f in dataclasses.fields(Args):
+        flag = "--" + f.name.replace("_", "-")
+        if f.type in ("bool", bool):
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=docs[f.name])
+        else:
+            kind = {"int": int, "float": float, "str": str}[str(f.type)]
+            parser.add_argument(flag, type=kind, default=f.default, help=docs[f.name])
+    args = Args(**vars(parser.parse_args(argv)))
+    if args.algo not in ALGOS:
+        parser.error(f"--algo: expected one of {ALGOS}, got {args.algo!r}")
+    return args
+
+
+def _field_docs() -> Dict[str, str]:
+    """The string under each field of Args (its help text)."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(Args))
+    body = tree.body[0].body  # type: ignore[attr-defined]
+    docs = {}
+    for node, following in zip(body, body[1:]):
+        if isinstance(node, ast.AnnAssign) and isinstance(following, ast.Expr):
+            docs[node.target.id] = following.value.value  # type: ignore[union-attr]
+    return docs
+
+
+def run_name(args: Args) -> str:
+    features = "-cost" + ("vf" if args.cost_in_value_only else "") if args.cost_features else ""
+    return f"{args.algo}-{args.reward_space}{features}-seed{args.seed}"
+
+
+def _env_factory(args: Args, benchmarks: List[str], rank: int, log_dir: Path) -> Callable[[], Any]:
+    def make() -> Any:
+        from stable_baselines3.common.monitor import Monitor
+
+        from leaderboard.gym_adapter import XlaGymnasiumEnv
+
+        env = XlaGymnasiumEnv(
+            benchmarks,
+            episode_length=args.episode_length,
+            cost_features=args.cost_features,
+            reward_space=args.reward_space,
+        )
+        env.reset(seed=args.seed + rank)
+        return Monitor(env, str(log_dir / f"monitor-{rank}"))
+
+    return make
+
+
+def _model(args: Args, env: Any) -> Any:
+    import stable_baselines3 as sb3
+    import sb3_contrib
+
+    from leaderboard.agents.rl.policies import value_only_policy
+
+    common: Dict[str, Any] = dict(seed=args.seed, verbose=0, learning_rate=args.learning_rate)
+    if args.algo == "dqn":
+        return sb3.DQN("MlpPolicy", env, learning_starts=min(1000, args.total_timesteps // 4), **common)
+    policy: Any = "MlpPolicy"
+    if args.cost_features and args.cost_in_value_only:
+        policy = value_only_policy(len_hidden=3)
+    cls = {"ppo": sb3.PPO, "a2c": sb3.A2C, "trpo": sb3_contrib.TRPO}[args.algo]
+    extra = {"batch_size": 64} if args.algo == "ppo" else {}
+    return cls(policy, env, n_steps=args.n_steps, **extra, **common)
+
+
+def train(args: Args) -> Tuple[Path, Any]:
+    """Train; return the run folder and the model."""
+    import torch
+    from stable_baselines3.common.callbacks import CheckpointCallback
+    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
+
+    from xla_service.env.datasets import split_benchmark_uris
+
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    benchmarks = sorted(split_benchmark_uris("train", args.datasets.split(",")))
+    if args.max_train_benchmarks > 0:
+        benchmarks = benchmarks[: args.max_train_benchmarks]
+    if not benchmarks:
+        raise ValueError(f"No train benchmarks in {args.datasets!r}")
+    run = Path(args.out) / run_name(args)
+    run.mkdir(parents=True, exist_ok=True)
+    record = {
+        "args": dataclasses.asdict(args),
+        "train_benchmarks": len(benchmarks),
+        "versions": {p: version(p) for p in ("jaxlib", "stable-baselines3", "sb3-contrib", "torch", "compiler-gym")},
+        "python": platform.python_version(),
+    }
+    (run / "args.json").write_text(json.dumps(record, indent=1) + "\n")
+    print(json.dumps(record["args"]), file=sys.stderr)
+    factories = [_env_factory(args, benchmarks, i, run) for i in range(args.n_envs)]
+    vec = DummyVecEnv(factories) if args.dummy_vec_env else SubprocVecEnv(factories)
+    try:
+        model = _model(args, vec)
+        checkpoints = CheckpointCallback(max(args.checkpoint_every // args.n_envs, 1), str(run / "checkpoints"))
+        model.learn(args.total_timesteps, callback=checkpoints, progress_bar=True)
+        model.save(run / "model.zip")
+    finally:
+        vec.close()
+    return run, model
+
+
+if __name__ == "__main__":
+    folder, _ = train(parse_args())
+    print(folder)

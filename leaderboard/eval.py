@@ -1,0 +1,63 @@
+"""``python -m leaderboard.eval --policy MODULE:FUNCTION [flags]``.
+
+Loads a policy (a ``Callable[[CompilerEnv], None]``, or a zero-argument
+factory returning one when FUNCTION ends with ``()``) and runs the
+leaderboard harness on it; then prints the summary (``leaderboard.summary``).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import List, Optional, Sequence
+
+from leaderboard.harness import Policy, add_flags, eval_xla_opcount_policy
+
+__all__ = ["load_policy", "main"]
+
+
+def load_policy(spec: str) -> Policy:
+    """``"package.module:function"`` -> the function (``"...:Factory()"`` calls it)."""
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not attr:
+        raise ValueError(f"Expected --policy MODULE:FUNCTION, got {spec!r}")
+    call = attr.endswith("()")
+    module = importlib.import_module(module_name)
+    try:
+        target = getattr(module, attr.removesuffix("()"))
+    except AttributeError:
+        raise ValueError(f"Module {module_name!r} has no attribute {attr!r}") from None
+    return target() if call else target
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--policy", required=True, help="the policy, as MODULE:FUNCTION")
+    add_flags(parser)
+    args, rest = parser.parse_known_args(argv)
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    policy = load_policy(args.policy)
+    forwarded: List[str] = [a for a in (argv if argv is not None else sys.argv[1:])]
+    forwarded = _without_policy(forwarded)
+    eval_xla_opcount_policy(policy, forwarded)
+    from leaderboard.summary import main as summary
+
+    return summary([args.leaderboard_results])
+
+
+def _without_policy(argv: List[str]) -> List[str]:
+    out: List[str] = []
+    skip = False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == "--policy":
+            skip = True
+        elif not a.startswith("--policy="):
+            out.append(a)
+    return out
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""Evaluate a policy on the test split, CompilerGym-leaderboard style.
+
+A policy is a stock CompilerGym policy, ``Callable[[CompilerEnv], None]``: it
+is handed an env reset to a benchmark and steps it in place. It may change
+the observation space, never the benchmark or the reward space. Results go
+to a CSV with CompilerGym's header (``benchmark,reward,walltime,commandline``)
+that ``python -m compiler_gym.bin.validate --env=xla-v0`` replays. The reward
+is the episode's ``OpCountNorm`` return: (initial - final) / (initial -
+default) op count, 1.0 when the policy matches XLA's default pipeline.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Callable, List, Optional, Sequence
+
+from xla_service.env.compat import restore_numpy_names
+
+restore_numpy_names()
+
+from compiler_gym.compiler_env_state import (  # noqa: E402
+    CompilerEnvState,
+    CompilerEnvStateReader,
+    CompilerEnvStateWriter,
+)
+from compiler_gym.envs import CompilerEnv  # noqa: E402
+
+from xla_service.env.datasets import split_benchmark_uris  # noqa: E402
+
+__all__ = ["Policy", "REWARD_SPACE", "add_flags", "eval_xla_opcount_policy"]
+
+Policy = Callable[[CompilerEnv], None]
+REWARD_SPACE = "OpCountNorm"
+logger = logging.getLogger(__name__)
+
+
+def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """The flags of CompilerGym's leaderboard harness, under the same names."""
+    parser.add_argument(
+        "--leaderboard_results",
+        default="xla_opcount-results.csv",
+        help="path of the results CSV to write (appended to with --resume)",
+    )
+    parser.add_argument(
+        "--leaderboard_logfile",
+        default="xla_opcount-results.log",
+        help="path of a file to stream CompilerGym's logs to",
+    )
+    parser.add_argument(
+        "--max_benchmarks",
+        type=int,
+        default=0,
+        help="if > 0, use only the first N test benchmarks (alphabetical by URI)",
+    )
+    parser.add_argument(
+        "--n", type=int, default=1, help="repetitions of the policy per benchmark"
+    )
+    parser.add_argument(
+        "--test_dataset",
+        action="append",
+        default=None,
+        help="suite whose test split to evaluate, e.g. xla-gpt2-v0 (repeatable; "
+        "default: every suite)",
+    )
+    parser.add_argument(
+        "--split",
+        default="test",
+        choices=("train", "validation", "test"),
+        help="which split to evaluate (the leaderboard uses test)",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="read --leaderboard_results first and run only what it lacks",
+    )
+    return parser
+
+
+def _benchmarks(args: argparse.Namespace) -> List[str]:
+    uris = sorted(split_benchmark_uris(args.split, args.test_dataset))
+    if args.max_benchmarks > 0:
+        uris = uris[: args.max_benchmarks]
+    return [uri for uri in uris for _ in range(args.n)]
+
+
+def _progress(done: int, total: int, started: float, rewards: Sequence[float]) -> None:
+    elapsed = time.monotonic() - started
+    eta = elapsed / done * (total - done) if done else 0.0
+    mean = sum(rewards) / len(rewards) if rewards else 0.0
+    print(
+        f"\r[{done}/{total}] {elapsed:6.0f}s elapsed, ~{eta:5.0f}s left, "
+        f"mean {REWARD_SPACE} {mean:.3f}",
+        end="",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+def eval_xla_opcount_policy(
+    policy: Policy, argv: Optional[Sequence[str]] = None
+) -> List[CompilerEnvState]:
+    """Run ``policy`` on every benchmark of the test split; write the results CSV."""
+    import compiler_gym
+
+    args = add_flags(argparse.ArgumentParser(description=__doc__)).parse_args(argv)
+    if args.n < 1:
+        raise ValueError(f"--n must be at least 1, got {args.n}")
+    results = Path(args.leaderboard_results)
+    todo = _benchmarks(args)
+    states: List[CompilerEnvState] = []
+    if args.resume and results.is_file():
+        with CompilerEnvStateReader(open(results)) as reader:
+            for state in reader:
+                states.append(state)
+                if state.benchmark in todo:
+                    todo.remove(state.benchmark)
+    handler = logging.FileHandler(args.leaderboard_logfile)
+    logging.getLogger("compiler_gym").addHandler(handler)
+    header = not results.is_file() or results.stat().st_size == 0
+    print(f"Evaluating {len(todo)} runs; results -> {results}", file=sys.stderr)
+    started = time.monotonic()
+    with compiler_gym.make("xla-v0", reward_space=REWARD_SPACE) as env, open(
+        results, "a"
+    ) as f, CompilerEnvStateWriter(f, header=header) as writer:
+        for i, benchmark in enumerate(todo):
+            env.reset(benchmark=benchmark)
+            t0 = time.monotonic()
+            policy(env)
+            walltime = time.monotonic() - t0
+            if str(env.benchmark) != benchmark:
+                raise RuntimeError(f"The policy changed the benchmark to {env.benchmark}")
+            if env.reward_space is None or env.reward_space.name != REWARD_SPACE:
+                raise RuntimeError(f"The policy changed the reward space from {REWARD_SPACE}")
+            state = env.state.copy()
+            state.walltime = walltime
+            writer.write_state(state, flush=True)
+            states.append(state)
+            _progress(i + 1, len(todo), started, [s.reward or 0.0 for s in states])
+    print(file=sys.stderr)
+    logging.getLogger("compiler_gym").removeHandler(handler)
+    return states

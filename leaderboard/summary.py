@@ -1,0 +1,159 @@
+"""Summarize a leaderboard results CSV, per test family and overall.
+
+``python -m leaderboard.summary RESULTS.csv [--validate] [--runtime]``
+
+- **improvement**: the paper's metric, the geometric mean over benchmarks of
+  (initial - agent) / (initial - default) op count, minus one: the
+  improvement in op-count reduction over XLA's default pipeline. The CSV's
+  reward column is that ratio (the ``OpCountNorm`` return). Benchmarks where
+  the default pipeline removes nothing have no ratio and are counted apart;
+  ratios <= 0 are counted, and the geometric mean is then reported over the
+  positive ones only (and says so).
+- **>= default**: the share of benchmarks where the agent is at least as good.
+- **validated**: results that passed validation by execution (``--validate``).
+- **speedup**: geometric mean of default-module runtime / agent-module runtime
+  (``--runtime``; the ``Runtime`` observation, median of its measurements).
+- **walltime**: mean seconds per benchmark.
+"""
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Sequence
+
+from xla_service.env.compat import restore_numpy_names
+
+restore_numpy_names()
+
+from compiler_gym.compiler_env_state import CompilerEnvState, CompilerEnvStateReader  # noqa: E402
+
+__all__ = ["Row", "summarize", "main"]
+
+
+@dataclass
+class Row:
+    """The metrics of one group of results."""
+
+    name: str
+    rewards: List[float] = field(default_factory=list)
+    walltimes: List[float] = field(default_factory=list)
+    validated: int = 0
+    checked: int = 0
+    speedups: List[float] = field(default_factory=list)
+
+    @property
+    def improvement(self) -> float:
+        positive = [r for r in self.rewards if r > 0]
+        if not positive:
+            return float("nan")
+        return math.exp(sum(math.log(r) for r in positive) / len(positive)) - 1
+
+    @property
+    def nonpositive(self) -> int:
+        return sum(1 for r in self.rewards if r <= 0)
+
+    @property
+    def at_least_default(self) -> float:
+        return sum(1 for r in self.rewards if r >= 1 - 1e-9) / max(len(self.rewards), 1)
+
+    @property
+    def speedup(self) -> float:
+        if not self.speedups:
+            return float("nan")
+        return math.exp(sum(math.log(s) for s in self.speedups) / len(self.speedups))
+
+    @property
+    def walltime(self) -> float:
+        return sum(self.walltimes) / max(len(self.walltimes), 1)
+
+
+def family(benchmark: str) -> str:
+    """``benchmark://xla-gpt2-v0/name`` -> ``xla-gpt2-v0``."""
+    return benchmark.split("://", 1)[-1].split("/", 1)[0]
+
+
+def _check(states: Sequence[CompilerEnvState], runtime: bool) -> Dict[int, tuple]:
+    """Validate and time each state in a fresh env: index -> (valid, speedup)."""
+    import compiler_gym
+
+    out: Dict[int, tuple] = {}
+    with compiler_gym.make("xla-v0", reward_space="OpCountNorm") as env:
+        for i, state in enumerate(states):
+            result = env.validate(state)
+            speedup: Optional[float] = None
+            if runtime and result.okay():
+                env.reset(benchmark=state.benchmark)
+                env.apply(state)
+                agent = sorted(env.observation["Runtime"])
+                default = sorted(env.observation["RuntimeDefault"])
+                speedup = default[len(default) // 2] / agent[len(agent) // 2]
+            out[i] = (result.okay(), speedup)
+            print(f"\rchecked {i + 1}/{len(states)}", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    return out
+
+
+def summarize(
+    states: Sequence[CompilerEnvState], validate: bool = False, runtime: bool = False
+) -> List[Row]:
+    """One row per family, then the overall row."""
+    checks = _check(states, runtime) if validate or runtime else {}
+    rows: Dict[str, Row] = defaultdict(lambda: Row(""))
+    overall = Row("overall")
+    for i, state in enumerate(states):
+        name = family(state.benchmark)
+        row = rows[name]
+        row.name = name
+        for r in (row, overall):
+            r.rewards.append(float(state.reward or 0.0))
+            r.walltimes.append(state.walltime)
+            if i in checks:
+                valid, speedup = checks[i]
+                r.checked += 1
+                r.validated += int(valid)
+                if speedup:
+                    r.speedups.append(speedup)
+    return [rows[k] for k in sorted(rows)] + [overall]
+
+
+def format_table(rows: Sequence[Row]) -> str:
+    lines = [
+        f"{'family':<16} {'n':>4} {'improvement':>12} {'>=default':>10} "
+        f"{'validated':>10} {'speedup':>8} {'walltime':>9}"
+    ]
+    for r in rows:
+        validated = f"{r.validated}/{r.checked}" if r.checked else "-"
+        note = f" ({r.nonpositive} <= 0 left out)" if r.nonpositive else ""
+        lines.append(
+            f"{r.name:<16} {len(r.rewards):>4} {r.improvement:>+11.1%} "
+            f"{r.at_least_default:>10.0%} {validated:>10} {r.speedup:>8.3f} "
+            f"{r.walltime:>8.1f}s{note}"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("results", nargs="+", help="results CSV files")
+    parser.add_argument(
+        "--validate", action="store_true", help="replay and validate every result by execution"
+    )
+    parser.add_argument(
+        "--runtime",
+        action="store_true",
+        help="measure the runtime of the agent's and the default pipeline's modules",
+    )
+    args = parser.parse_args(argv)
+    states: List[CompilerEnvState] = []
+    for path in args.results:
+        with CompilerEnvStateReader(open(path)) as reader:
+            states.extend(reader)
+    print(format_table(summarize(states, args.validate, args.runtime)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
