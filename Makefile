@@ -29,7 +29,7 @@ test: setup
 	$(PY) -m pytest -q tests
 
 lint: setup
-	$(PY) -m ruff check xla_service tests datasets
+	$(PY) -m ruff check xla_service tests datasets leaderboard benchmarks
 	$(PY) -m mypy xla_service
 
 clean:

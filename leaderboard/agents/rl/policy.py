@@ -32,8 +32,8 @@ class RlPolicy:
     def __post_init__(self) -> None:
         args = json.loads((self.run / "args.json").read_text())["args"]
         self.args = args
-        import stable_baselines3 as sb3
         import sb3_contrib
+        import stable_baselines3 as sb3
 
         cls = {"ppo": sb3.PPO, "a2c": sb3.A2C, "dqn": sb3.DQN, "trpo": sb3_contrib.TRPO}[args["algo"]]
         self.model: Any = cls.load(self.run / "model.zip", device="cpu")

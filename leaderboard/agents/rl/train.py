@@ -117,8 +117,8 @@ def _env_factory(args: Args, benchmarks: List[str], rank: int, log_dir: Path) ->
 
 
 def _model(args: Args, env: Any) -> Any:
-    import stable_baselines3 as sb3
     import sb3_contrib
+    import stable_baselines3 as sb3
 
     from leaderboard.agents.rl.policies import value_only_policy
 
