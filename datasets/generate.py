@@ -104,13 +104,12 @@ def _inputs_for(text: str, example_args) -> tuple:
     return arrays, "seeded-random"
 
 
-def _verify(text: str, example_args) -> Dict[str, Any]:
+def _verify(text: str, example_args, exe) -> Dict[str, Any]:
     import numpy as np
 
     from datasets import engine
 
     inputs, kind = _inputs_for(text, example_args)
-    exe = engine.compile(text)
     first = engine.execute(exe, inputs)
     second = engine.execute(exe, inputs)
     same = len(first) == len(second) and all(
@@ -137,6 +136,8 @@ def _verify(text: str, example_args) -> Dict[str, Any]:
 def process(family: str, index: int, out_dir: str, verify: bool) -> Dict[str, Any]:
     """Build, lower, normalize, verify and write one benchmark. Never raises."""
     t0 = time.time()
+    cpu0 = time.process_time()
+    times: Dict[str, float] = {}
     module = get_family(family)
     config = module.configs()[index]
     name = config.name
@@ -148,21 +149,26 @@ def process(family: str, index: int, out_dir: str, verify: bool) -> Dict[str, An
         from datasets import engine
 
         fn, args = module.build(config)
+        times[stage] = time.time() - t0
         stage = "lower"
         raw = fn.lower(*args).compiler_ir("hlo").as_hlo_text()
+        times[stage] = time.time() - t0
         stage = "normalize"
-        text = engine.normalize(raw)
-        if engine.normalize(text) != text:
-            raise RuntimeError("normalized text is not a fixpoint of normalize")
+        text = engine.normalize(raw)  # raises unless a fixpoint was reached
+        times[stage] = time.time() - t0
         stage = "count"
         initial = engine.op_count(text)
-        stage = "verify"
-        verification = _verify(text, args) if verify else None
-        stage = "default_pipeline"
-        default_text = engine.default_pipeline(text)
+        times[stage] = time.time() - t0
+        stage = "compile"
+        exe, default_text = engine.compile_with_default(text)
         default_count = engine.op_count(default_text)
+        times[stage] = time.time() - t0
+        stage = "verify"
+        verification = _verify(text, args, exe) if verify else None
+        times[stage] = time.time() - t0
         stage = "cost_analysis"
         cost = engine.cost_analysis(text)
+        times[stage] = time.time() - t0
         stage = "write"
         data = gzip_bytes(text)
         suite = Path(out_dir) / suite_name(family)
@@ -189,7 +195,9 @@ def process(family: str, index: int, out_dir: str, verify: bool) -> Dict[str, An
             "gz_bytes": len(data),
             "verification": verification,
         }
-        return {"ok": True, "entry": entry, "seconds": time.time() - t0}
+        times[stage] = time.time() - t0
+        return {"ok": True, "entry": entry, "seconds": time.time() - t0,
+                "cpu_seconds": time.process_time() - cpu0, "times": _stage_times(times)}
     except BaseException as e:  # noqa: BLE001 - everything is recorded
         msg = f"{type(e).__name__}: {e}".strip().splitlines()
         return {
@@ -201,7 +209,16 @@ def process(family: str, index: int, out_dir: str, verify: bool) -> Dict[str, An
                 "error": "\n".join(msg[:5])[:2000],
             },
             "seconds": time.time() - t0,
+            "cpu_seconds": time.process_time() - cpu0,
         }
+
+
+def _stage_times(cumulative: Dict[str, float]) -> Dict[str, float]:
+    out, last = {}, 0.0
+    for stage, t in cumulative.items():
+        out[stage] = t - last
+        last = t
+    return out
 
 
 def _jsonable(config) -> Dict[str, Any]:
@@ -329,6 +346,11 @@ def run_family(family: str, args, pool) -> Dict[str, Any]:
         results[name] = r
         progress.update(name, r["ok"])
     seconds = time.time() - t0
+    cpu = sum(r.get("cpu_seconds", 0.0) for r in results.values())
+    stages: Dict[str, float] = {}
+    for r in results.values():
+        for k, v in r.get("times", {}).items():
+            stages[k] = stages.get(k, 0.0) + v
 
     # Merge with the existing manifest when only part of the grid was run.
     entries: Dict[str, Dict] = {}
@@ -359,14 +381,49 @@ def run_family(family: str, args, pool) -> Dict[str, Any]:
     n_ok = sum(1 for r in results.values() if r["ok"])
     print(
         f"[{family}] {n_ok}/{len(results)} generated, {len(results) - n_ok} failed, "
-        f"{_fmt(seconds)} ({seconds:.1f} s); manifest: {len(entries)} benchmarks, "
+        f"{_fmt(seconds)} ({seconds:.1f} s wall, {cpu:.1f} s cpu in workers); "
+        f"manifest: {len(entries)} benchmarks, "
         f"{len(failures)} failures -> {manifest_path}",
         file=sys.stderr,
     )
+    if stages:
+        print(
+            "  worker time by stage: "
+            + ", ".join(f"{k} {v:.0f}s" for k, v in sorted(stages.items(), key=lambda kv: -kv[1])),
+            file=sys.stderr,
+        )
     for f in failures.values():
         if f["name"] in results:
             print(f"  FAILED {f['name']} at {f['stage']}: {f['error'].splitlines()[0]}", file=sys.stderr)
-    return {"family": family, "seconds": seconds, "ok": n_ok, "failed": len(results) - n_ok}
+    return {"family": family, "seconds": seconds, "cpu": cpu, "ok": n_ok, "failed": len(results) - n_ok}
+
+
+def summarize(out: Path, families: List[str]) -> None:
+    """Print a table of the generated suites from their manifests."""
+    print(
+        "suite            graphs  train  valid   test  failed  ops min/median/max   "
+        "default ops median  size on disk"
+    )
+    total_graphs = total_bytes = 0
+    for family in families:
+        suite = out / suite_name(family)
+        manifest = _load_manifest(suite / MANIFEST)
+        if manifest is None:
+            print(f"{suite_name(family):<16} (not generated)")
+            continue
+        b = manifest["benchmarks"]
+        ops = sorted(e["initial_op_count"] for e in b) or [0]
+        dops = sorted(e["default_op_count"] for e in b) or [0]
+        size = sum(p.stat().st_size for p in suite.iterdir() if p.is_file())
+        c = manifest["counts"]
+        print(
+            f"{suite_name(family):<16} {len(b):>6} {c['train']:>6} {c['validation']:>6} {c['test']:>6}"
+            f" {len(manifest['failures']):>7}  {ops[0]:>5}/{ops[len(ops) // 2]:>5}/{ops[-1]:>5}"
+            f"   {dops[len(dops) // 2]:>17}  {size / 1e6:>8.2f} MB"
+        )
+        total_graphs += len(b)
+        total_bytes += size
+    print(f"{'total':<16} {total_graphs:>6}{'':>58}{total_bytes / 1e6:>8.2f} MB")
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -412,8 +469,14 @@ def main(argv: Optional[List[str]] = None) -> int:
         "--verify",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="compile each module for CPU and execute it twice on the same seeded "
-        "inputs, requiring bit-identical outputs",
+        help="execute each compiled module twice on the same seeded inputs, "
+        "requiring bit-identical outputs (with --no-verify every module is still "
+        "parsed, normalized and compiled once, for the default-pipeline op count)",
+    )
+    parser.add_argument(
+        "--summary",
+        action="store_true",
+        help="only summarize the existing manifests (graphs per split, op counts, sizes) and exit",
     )
     parser.add_argument(
         "--list",
@@ -425,6 +488,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     for f in families:
         if f not in FAMILIES:
             parser.error(f"unknown family {f!r}; choose from {', '.join(FAMILIES)}")
+
+    if args.summary:
+        summarize(Path(args.out), families)
+        return 0
 
     if args.list:
         for f in families:
@@ -439,10 +506,18 @@ def main(argv: Optional[List[str]] = None) -> int:
         for f in families:
             summaries.append(run_family(f, args, pool))
     total = time.time() - total_t0
-    print("\nfamily     generated  failed   time", file=sys.stderr)
+    print("\nfamily     generated  failed   wall s  worker cpu s", file=sys.stderr)
     for s in summaries:
-        print(f"{s['family']:<10} {s['ok']:>9} {s['failed']:>7} {s['seconds']:>7.1f}s", file=sys.stderr)
-    print(f"total: {_fmt(total)} ({total:.1f} s) with --jobs {args.jobs}", file=sys.stderr)
+        print(
+            f"{s['family']:<10} {s['ok']:>9} {s['failed']:>7} {s['seconds']:>8.1f} {s['cpu']:>13.1f}",
+            file=sys.stderr,
+        )
+    cpu = sum(s["cpu"] for s in summaries)
+    print(
+        f"total: {_fmt(total)} wall ({total:.1f} s) with --jobs {args.jobs}; "
+        f"{cpu:.1f} s cpu in workers; load average at end {os.getloadavg()[0]:.2f}",
+        file=sys.stderr,
+    )
     return 1 if any(s["failed"] for s in summaries) else 0
 
 

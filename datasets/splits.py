@@ -13,7 +13,7 @@ gpt2       number of layers ``n_layer``                3               6
 bert       number of layers ``n_layer``                3               6
 resnet     architecture (stage depths, block type)     resnet26        resnet18,
                                                                        resnet50
-rnn        number of stacked recurrent layers          2               3
+rnn        number of stacked recurrent layers          3               4
 vit        number of layers ``n_layer``                3               6
 moe        model width ``d_model``                     48              96
 =========  ==========================================  ==============  ============
@@ -23,7 +23,7 @@ the held-out values never occur in a training configuration.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Dict, Tuple
 
 SPLITS = ("train", "validation", "test")
 
@@ -32,7 +32,7 @@ RULES: Dict[str, Tuple[str, Tuple[Any, ...], Tuple[Any, ...]]] = {
     "gpt2": ("n_layer", (3,), (6,)),
     "bert": ("n_layer", (3,), (6,)),
     "resnet": ("arch", ("resnet26",), ("resnet18", "resnet50")),
-    "rnn": ("n_layer", (2,), (3,)),
+    "rnn": ("n_layer", (3,), (4,)),
     "vit": ("n_layer", (3,), (6,)),
     "moe": ("d_model", (48,), (96,)),
 }

@@ -71,5 +71,9 @@ class SessionStateError(XlaGymError, TypeError):
     """A request that the session cannot take in its current state."""
 
 
-class ExecutionError(XlaGymError, RuntimeError):
-    """A module that XLA cannot compile with its full pipeline or execute."""
+class ExecutionError(XlaGymError, ValueError):
+    """A module that XLA cannot compile with its full pipeline or execute.
+
+    A ValueError, like :class:`PassCrashedError`, so that the client raises
+    it to the caller (``Runtime``, validation) and the episode goes on.
+    """

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Optional, Sequence
 
+from xla_service.lifeline import watch_client
 from xla_service.passes.engine import Engine
 from xla_service.runtime.server import serve
 from xla_service.session.xla_session import XlaSession, close_engine, configure_engine
@@ -32,6 +33,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     )
     log_dir = Path(working_dir or "/tmp") / "logs" / "workers"
     configure_engine(lambda: _engine_from_environment(log_dir))
+    watch_client()  # stop when the client that launched us dies
     try:
         return serve(XlaSession, args)
     finally:

@@ -7,6 +7,7 @@ from typing import Any, Callable, Dict, Tuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 PyTree = Any
 
@@ -24,23 +25,33 @@ def config_dict(config) -> Dict[str, Any]:
 
 
 class KeyGen:
-    """Deterministic stream of PRNG keys."""
+    """Deterministic stream of random numbers for initialization.
+
+    NumPy's PCG64 rather than ``jax.random``: eager ``jax.random`` calls compile
+    a kernel per new shape, which dominated build time. Values only need to be
+    random and reproducible.
+    """
 
     def __init__(self, seed: int = 0):
-        self._key = jax.random.PRNGKey(seed)
+        self.rng = np.random.default_rng(seed)
 
-    def __call__(self):
-        self._key, sub = jax.random.split(self._key)
-        return sub
+    def normal(self, shape, std=0.02, dtype=jnp.float32):
+        return jnp.asarray((std * self.rng.standard_normal(shape)).astype(np.float32), dtype)
+
+    def uniform(self, shape, low=0.0, high=1.0, dtype=jnp.float32):
+        return jnp.asarray(self.rng.uniform(low, high, shape).astype(np.float32), dtype)
+
+    def randint(self, shape, low, high, dtype=jnp.int32):
+        return jnp.asarray(self.rng.integers(low, high, shape), dtype)
 
 
-def normal(key, shape, std=0.02, dtype=jnp.float32):
-    return (std * jax.random.normal(key, shape)).astype(dtype)
+def normal(kg: KeyGen, shape, std=0.02, dtype=jnp.float32):
+    return kg.normal(shape, std, dtype)
 
 
 def dense_init(kg: KeyGen, n_in: int, n_out: int, std: float | None = None, bias=True):
     std = (1.0 / math.sqrt(n_in)) if std is None else std
-    p = {"w": normal(kg(), (n_in, n_out), std)}
+    p = {"w": normal(kg, (n_in, n_out), std)}
     if bias:
         p["b"] = jnp.zeros((n_out,), jnp.float32)
     return p

@@ -63,10 +63,10 @@ DEFAULT = Config(2, 64, 4, 32, 2, "adam", "f32", "train")
 
 def configs() -> List[Config]:
     out = []
-    for l, (d, h), (s, b), prec in itertools.product(LAYERS, WIDTH_HEADS, SEQ_BATCH, PRECISIONS):
+    for nl, (d, h), (s, b), prec in itertools.product(LAYERS, WIDTH_HEADS, SEQ_BATCH, PRECISIONS):
         for opt in OPTIMIZERS:
-            out.append(Config(l, d, h, s, b, opt, prec, "train"))
-        out.append(Config(l, d, h, s, b, None, prec, "infer"))
+            out.append(Config(nl, d, h, s, b, opt, prec, "train"))
+        out.append(Config(nl, d, h, s, b, None, prec, "infer"))
     return out
 
 
@@ -88,8 +88,8 @@ def init_params(cfg: Config, seed: int = 0):
             }
         )
     return {
-        "wte": common.normal(kg(), (cfg.vocab, d), 0.02),
-        "wpe": common.normal(kg(), (cfg.seq_len, d), 0.01),
+        "wte": common.normal(kg, (cfg.vocab, d), 0.02),
+        "wpe": common.normal(kg, (cfg.seq_len, d), 0.01),
         "blocks": blocks,
         "ln_f": common.ln_init(d),
     }
@@ -112,7 +112,7 @@ def forward(params, tokens, cfg: Config):
 
 def build(cfg: Config, seed: int = 0):
     params = init_params(cfg, seed)
-    tokens = jax.random.randint(jax.random.PRNGKey(seed + 1), (cfg.batch, cfg.seq_len + 1), 0, cfg.vocab, jnp.int32)
+    tokens = common.KeyGen(seed + 1).randint((cfg.batch, cfg.seq_len + 1), 0, cfg.vocab)
     if cfg.mode == "infer":
 
         def infer(params, tokens):

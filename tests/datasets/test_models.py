@@ -162,3 +162,16 @@ def test_gzip_is_reproducible():
     text = "HloModule m\n" * 100
     assert gzip_bytes(text) == gzip_bytes(text)
     assert gzip.decompress(gzip_bytes(text)).decode() == text
+
+
+def test_fast_compile_gives_xla_default_pipeline():
+    """The generator's one cheap compile finds the same default-pipeline module
+    as xla_service.passes.xla.default_pipeline (full dumps, default codegen)."""
+    from datasets import engine
+    from datasets.models import gpt2
+
+    fn, args = gpt2.build(gpt2.Config(1, 64, 2, 32, 2, "adam", "f32", "train"))
+    text = engine.normalize(fn.lower(*args).compiler_ir("hlo").as_hlo_text())
+    _, fast = engine.compile_with_default(text)
+    assert fast == engine.default_pipeline(text)
+    assert engine.op_count(fast) < engine.op_count(text)

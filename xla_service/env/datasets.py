@@ -15,6 +15,7 @@ from typing import Any, Dict, Iterable, List, Optional
 import numpy as np
 from compiler_gym.datasets import Benchmark, BenchmarkUri, Dataset
 
+from xla_service.env.validation import make_validatable
 from xla_service.errors import BenchmarkError, close_matches
 
 __all__ = [
@@ -60,7 +61,7 @@ class XlaDataset(Dataset):
             name=f"benchmark://{folder.name}",
             description=_DESCRIPTIONS.get(family, f"{family} HLO modules made with JAX"),
             license="MIT",
-            validatable="No",
+            validatable="Yes",
         )
         self.folder = folder
         self.entries: Dict[str, Dict[str, Any]] = {
@@ -88,7 +89,7 @@ class XlaDataset(Dataset):
             data = path.read_bytes()
         except OSError as e:
             raise BenchmarkError(f"Cannot read benchmark {uri} from {path}: {e}") from None
-        return Benchmark.from_file_contents(str(uri), data)
+        return make_validatable(Benchmark.from_file_contents(str(uri), data))
 
     def split_uris(self, split: str) -> List[str]:
         """The URIs of one split: ``"train"``, ``"validation"`` or ``"test"``.

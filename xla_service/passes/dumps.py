@@ -16,7 +16,7 @@ from typing import List, Optional, Tuple
 
 from xla_service.errors import PassCrashedError
 
-__all__ = ["PassDumps", "read_pass_dumps", "default_pipeline_dump"]
+__all__ = ["PassDumps", "read_pass_dumps", "default_pipeline_dump", "target_independent_done"]
 
 _DUMP = re.compile(r"\.(\d{4})\.([^.]+)\.after_(.+?)\.before_(.+?)\.txt$")
 _LAYOUT = "layout-assignment"
@@ -56,6 +56,24 @@ def _target_independent(dump_dir: str) -> Tuple[List[_Dump], bool]:
         if d.after == _LAYOUT or d.pipeline in _LATER_PIPELINES:
             return dumps[:i], True
     return dumps, False
+
+
+def target_independent_done(dump_dir: str) -> bool:
+    """Whether a running compile's dumps already prove that every
+    target-independent pass ran (cheap enough to poll).
+
+    XLA writes the dumps one after another from the compiling thread, so once
+    the proof exists, every dump before it is complete.
+    """
+    try:
+        names = os.listdir(dump_dir)
+    except FileNotFoundError:
+        return False
+    for name in names:
+        m = _DUMP.search(name)
+        if m and (m[3] == _LAYOUT or m[2] in _LATER_PIPELINES):
+            return True
+    return False
 
 
 def read_pass_dumps(dump_dir: str, runs: Tuple[str, ...], fixpoint: bool) -> PassDumps:

@@ -7,6 +7,7 @@ import queue
 import subprocess
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, List, Optional
@@ -17,10 +18,18 @@ __all__ = ["WorkerDied", "Worker", "WorkerPool"]
 
 logger = logging.getLogger(__name__)
 _STARTUP_SECONDS = 120.0
+#: Longest wait for the backend of a compile whose step has replied (then the
+#: worker is replaced): the step timeout, if longer.
+_SETTLE_SECONDS = 60.0
 
 
 class WorkerDied(Exception):
     """The worker process exited mid-request (XLA aborted it, or it was killed)."""
+
+    def __init__(self, message: str, exit_code: Optional[int] = None) -> None:
+        super().__init__(message)
+        #: The process's exit status: ``-signal.SIGABRT`` when XLA CHECK-failed.
+        self.exit_code = exit_code
 
 
 class Worker:
@@ -43,21 +52,35 @@ class Worker:
         self.process.stdin.close()
         self.process.stdout.close()
         self._ready = False
+        #: The last reply said that a compile's backend still runs in the worker.
+        self.settling = False
 
     def call(self, method: str, *args: Any, timeout: Optional[float] = None) -> Any:
         """Run ``method`` in the worker; raise what it raised, or WorkerDied."""
         if not self._ready:
             self._expect(_STARTUP_SECONDS)
             self._ready = True
+        self.settle(timeout)
         try:
             self._requests.send((method, args))
         except OSError as e:
-            raise WorkerDied(self._last_words()) from e
+            raise self._died() from e
         reply = self._expect(timeout)
+        self.settling = bool(reply[-1])
         if reply[0] == "ok":
             return reply[1]
         error_type = getattr(errors, reply[1], errors.XlaGymError)
         raise error_type(reply[2])
+
+    def settle(self, timeout: Optional[float] = None) -> None:
+        """Wait until the worker has finished the backend of its last compile.
+
+        Raises WorkerDied if XLA aborted it there, before any new request: the
+        caller then knows that no request of its own was lost.
+        """
+        if self.settling:
+            self._expect(timeout)  # ("settled",)
+            self.settling = False
 
     def _expect(self, timeout: Optional[float]) -> Any:
         try:
@@ -68,7 +91,11 @@ class Worker:
                 )
             return self._replies.recv()
         except (EOFError, OSError) as e:
-            raise WorkerDied(self._last_words()) from e
+            raise self._died() from e
+
+    def _died(self) -> WorkerDied:
+        words = self._last_words()
+        return WorkerDied(words, self.process.returncode)
 
     def _last_words(self) -> str:
         """The worker's fatal message (e.g. XLA's "Check failed: ..."), if any."""
@@ -106,20 +133,21 @@ class WorkerPool:
         self._all: List[Worker] = []
         self._lock = threading.Lock()
         self.replaced = 0
+        # Workers ask Linux to kill them when the *thread* that started them
+        # exits (PR_SET_PDEATHSIG): start them all from one long-lived thread.
+        self._spawner = ThreadPoolExecutor(1, thread_name_prefix="xla-gym-spawner")
         for _ in range(size):
             self._idle.put(self._spawn())
 
     def _spawn(self) -> Worker:
-        worker = Worker(self._log_dir)
+        worker = self._spawner.submit(Worker, self._log_dir).result()
         with self._lock:
             self._all.append(worker)
         return worker
 
     def call(self, method: str, *args: Any, timeout: Optional[float] = None) -> Any:
         """Run ``method`` on an idle worker. A worker that dies is replaced."""
-        worker = self._idle.get()
-        if worker.process.poll() is not None:  # died while idle (killed)
-            worker = self._replace(worker)
+        worker = self._ready_worker(timeout)
         healthy = True
         try:
             return worker.call(method, *args, timeout=timeout)
@@ -130,6 +158,25 @@ class WorkerPool:
             if not healthy:
                 worker = self._replace(worker)
             self._idle.put(worker)
+
+    def _ready_worker(self, timeout: Optional[float]) -> Worker:
+        """An idle worker that is alive and has settled its last compile.
+
+        One that died while idle, or in the backend of a compile that had
+        already replied, is replaced (its replacement joins the idle queue,
+        starting) and the next idle worker is taken: the death costs this
+        caller nothing, and no other caller waits for the new one to start.
+        """
+        settle_timeout = None if timeout is None else max(timeout, _SETTLE_SECONDS)
+        while True:
+            worker = self._idle.get()
+            if worker.process.poll() is None:
+                try:
+                    worker.settle(settle_timeout)
+                    return worker
+                except (WorkerDied, errors.PassTimeoutError):
+                    pass
+            self._idle.put(self._replace(worker))
 
     def _replace(self, worker: Worker) -> Worker:
         logger.warning("Replacing worker %d", worker.process.pid)
@@ -144,4 +191,24 @@ class WorkerPool:
         with self._lock:
             workers, self._all = self._all, []
         for worker in workers:
+            worker.close()
+        self._spawner.shutdown(wait=False)
+
+    def resize(self, size: int) -> None:
+        """Grow or shrink to ``size`` workers; shrinking waits for idle ones."""
+        if size < 1:
+            raise ValueError(f"Expected at least 1 worker, got {size}")
+        while True:
+            with self._lock:
+                if self.size == size:
+                    return
+                growing = self.size < size
+                self.size += 1 if growing else -1
+            if growing:
+                self._idle.put(self._spawn())
+                continue
+            worker = self._idle.get()
+            with self._lock:
+                if worker in self._all:
+                    self._all.remove(worker)
             worker.close()

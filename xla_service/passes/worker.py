@@ -9,8 +9,9 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
+import time
 from multiprocessing.connection import Connection
-from typing import Any, Callable, Dict
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from xla_service.errors import XlaGymError
 
@@ -34,34 +35,86 @@ def _handlers() -> Dict[str, Callable[..., Any]]:
 
     return {
         "load": xla.load,
-        "run_pass": lambda text, name, dump_dir: xla.run_pass(text, get_pass(name), dump_dir),
+        # Both reply as soon as XLA's dumps hold the result; the CPU backend's
+        # remaining work goes on until the worker settles (see main()).
+        "run_pass": lambda text, name, dump_dir: xla.run_pass(
+            text, get_pass(name), dump_dir, background=True
+        ),
         "finish_pass": lambda dump_dir, name, error: xla.finish_pass(
             dump_dir, get_pass(name), error
         ),
-        "default_pipeline": xla.default_pipeline,
+        "default_pipeline": lambda text, dump_dir: xla.default_pipeline(
+            text, dump_dir, background=True
+        ),
         "finish_default": xla.finish_default,
         "crash": lambda: os.abort(),  # for tests of crash recovery
+        **_observe_handlers(),
     }
 
 
+def _observe_handlers() -> Dict[str, Callable[..., Any]]:
+    from xla_service.passes import observe  # imports jax: only here, in the worker
+
+    return {
+        "cost_analysis": observe.cost_analysis,
+        "hlo_graph": observe.hlo_graph,
+        "hlo_proto": observe.hlo_proto,
+        "runtime": observe.runtime,
+        "validate": observe.validate,
+    }
+
+
+def _timed(handler: Callable[..., Any], args: Tuple[Any, ...]) -> Tuple[float, Any, Optional[str]]:
+    """``(seconds, result, error)``: a request's time inside this process, without
+    the pipes (``benchmarks/bench_floor.py`` measures the floor of a step with it)."""
+    start = time.perf_counter()
+    try:
+        result, error = handler(*args), None
+    except XlaGymError as e:
+        result, error = None, f"{type(e).__name__}: {e}"
+    return time.perf_counter() - start, result, error
+
+
 def main() -> None:
+    """Serve requests until stdin closes.
+
+    Messages: ``("ready", pid)`` once; then per request ``("ok", value,
+    settling)`` or ``("error", type name, message, settling)``. ``settling``
+    says that a compile's backend still runs after the reply: the worker then
+    sends ``("settled",)`` when it is done, and only then reads the next
+    request, so that an abort in that backend never takes a later request
+    with it (``pool.Worker.settle``).
+    """
     reply_fd = os.dup(1)
     os.dup2(2, 1)
     requests, replies = Connection(0, writable=False), Connection(reply_fd, readable=False)
     _die_with_parent()
     handlers = _handlers()
+    handlers["timed"] = lambda method, *args: _timed(handlers[method], args)
+    from xla_service.passes import xla  # imported by _handlers() already
+
     replies.send(("ready", os.getpid()))
     while True:
         try:
             method, args = requests.recv()
         except (EOFError, OSError):
-            return
+            break
+        reply: Tuple[Any, ...]
         try:
-            replies.send(("ok", handlers[method](*args)))
+            reply = ("ok", handlers[method](*args))
         except XlaGymError as e:
-            replies.send(("error", type(e).__name__, str(e)))
+            reply = ("error", type(e).__name__, str(e))
         except Exception as e:  # an engine bug: report it, keep serving
-            replies.send(("error", "XlaGymError", f"{type(e).__name__}: {e}"))
+            reply = ("error", "XlaGymError", f"{type(e).__name__}: {e}")
+        settling = xla.background_pending()
+        try:
+            replies.send(reply + (settling,))
+            if settling:
+                xla.settle()
+                replies.send(("settled",))
+        except OSError:  # the engine is gone
+            break
+    xla.settle()
 
 
 if __name__ == "__main__":

@@ -7,7 +7,9 @@ See ``shared/design/xla-passes.md`` for the measured facts behind it.
 from __future__ import annotations
 
 import re
-from typing import Any, Optional, Sequence
+import shutil
+import threading
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 from jax._src import xla_bridge
 from jax._src.lib import _jax, hlo, xla_client
@@ -16,7 +18,11 @@ from xla_service.errors import HloParseError, PassCrashedError
 from xla_service.opcodes import OPCODES
 from xla_service.passes.analysis import Analysis
 from xla_service.passes.catalog import PassSpec
-from xla_service.passes.dumps import default_pipeline_dump, read_pass_dumps
+from xla_service.passes.dumps import (
+    default_pipeline_dump,
+    read_pass_dumps,
+    target_independent_done,
+)
 from xla_service.passes.names import canonicalize_computation_names
 
 __all__ = [
@@ -28,6 +34,9 @@ __all__ = [
     "finish_pass",
     "finish_default",
     "default_pipeline",
+    "settle",
+    "background_pending",
+    "BACKEND_DISABLED",
 ]
 
 _MAX_ROUND_TRIPS = 4
@@ -38,6 +47,30 @@ if len(_ENUM_TO_INDEX) != len(OPCODES):
         f"{len(OPCODES)}: the opcode table does not match this jaxlib"
     )
 _PARSE_POSITION = re.compile(r"was parsing (\d+):(\d+): error: (.*)")
+
+#: Target-dependent CPU passes that a step's compile skips. They run after
+#: ``layout-assignment``, so they cannot change what a step reads (the module
+#: before it), and they are the costly part of the backend: ``fusion`` and
+#: ``fusion-wrapper`` hand gathers and scatters that the skipped
+#: ``gather_simplifier`` left alone to the fusion emitters, whose indexing
+#: analysis then CHECK-fails and aborts the worker (145 of 149 aborts in
+#: ``benchmarks/check_identical.py``). Without them the backend rejects such a
+#: module with a clean error. Results are unchanged (``check_identical.py``).
+BACKEND_DISABLED = ("fusion", "fusion-wrapper")
+
+#: The pipelines whose passes XLA dumps: those before ``layout-assignment``
+#: (where a step's pass, or any intruder, leaves its dump) and ``hlo
+#: normalization``, the first after it, whose start proves that every
+#: target-independent pass ran (``dumps.py``). Later pipelines would dump the
+#: whole module again after every backend pass, for nothing.
+_DUMP_PIPELINE_RE = (
+    "^(async-collective|pre-spmd-partitioner|sharding-removal|SubbytePacker pipeline"
+    "|HLO passes through layout assignment|simplification"
+    "|post_scatter_expansion_simplification|hlo normalization)$"
+)
+
+#: How often a step looks for the proof that the target-independent passes ran.
+_POLL_SECONDS = 0.002
 _ENTRY = re.compile(r"^\s*ENTRY\s", re.M)
 
 
@@ -66,12 +99,16 @@ def _to_mlir(module: Any) -> Any:
     return _jax.mlir.xla_computation_to_mlir_module(computation)
 
 
-def _round_trip(text: str) -> str:
-    mlir = _to_mlir(parse(text))
+def _export(module: Any) -> str:
+    """One HLO -> StableHLO -> HLO round trip of a parsed module, names made canonical."""
     computation = _jax.mlir.mlir_module_to_xla_computation(
-        mlir, use_tuple_args=False, return_tuple=False
+        _to_mlir(module), use_tuple_args=False, return_tuple=False
     )
     return canonicalize_computation_names(str(computation.as_hlo_text()))
+
+
+def _round_trip(text: str) -> str:
+    return _export(parse(text))
 
 
 def normalize(text: str) -> str:
@@ -82,24 +119,34 @@ def normalize(text: str) -> str:
     export renames called computations on every trip (``f.1`` -> ``f.1.1``),
     so names are made canonical before and after each trip.
     """
+    return _normalize(text)[0]
+
+
+def _normalize(text: str) -> Tuple[str, Any]:
+    """:func:`normalize`, and the parsed module of the fixpoint (the check trip parsed it)."""
     current = _round_trip(canonicalize_computation_names(text))
     for _ in range(_MAX_ROUND_TRIPS):
-        following = _round_trip(current)
+        module = parse(current)
+        following = _export(module)
         if following == current:
-            return current
+            return current, module
         current = following
     raise HloParseError(
         f"HLO normalization did not reach a fixpoint in {_MAX_ROUND_TRIPS} round trips"
     )
 
 
-def analyze(text: str) -> Analysis:
-    """Opcode counts of already-normalized text."""
+def _opcode_counts(module: Any) -> Tuple[int, ...]:
     counts = [0] * len(OPCODES)
-    for computation in parse(text).computations():
+    for computation in module.computations():
         for instruction in computation.instructions():
             counts[_ENUM_TO_INDEX[instruction.opcode]] += 1
-    return Analysis(text, tuple(counts))
+    return tuple(counts)
+
+
+def analyze(text: str) -> Analysis:
+    """Opcode counts of already-normalized text."""
+    return Analysis(text, _opcode_counts(parse(text)))
 
 
 def load(text: str) -> Analysis:
@@ -114,25 +161,82 @@ def load(text: str) -> Analysis:
             "HLO module has no ENTRY computation: expected one, got none "
             "(is the text truncated?)"
         )
-    return analyze(normalize(text))
+    normalized, module = _normalize(text)  # no third parse to count opcodes
+    return Analysis(normalized, _opcode_counts(module))
 
 
 def _compile(text: str, disable: Sequence[str], dump_dir: str) -> Optional[str]:
     """Compile with dumps on; return XLA's error message, if any."""
+    return _compile_mlir(_to_mlir(parse(text)), disable, dump_dir)
+
+
+def _compile_mlir(mlir: Any, disable: Sequence[str], dump_dir: str) -> Optional[str]:
     options = xla_client.CompileOptions()
     debug = options.executable_build_options.debug_options
-    if disable:
-        debug.xla_disable_hlo_passes = ",".join(disable)
+    debug.xla_disable_hlo_passes = ",".join(tuple(disable) + BACKEND_DISABLED)
     debug.xla_dump_to = dump_dir
     debug.xla_dump_hlo_pass_re = ".*"
+    debug.xla_dump_hlo_pipeline_re = _DUMP_PIPELINE_RE
     debug.xla_dump_hlo_as_text = True
     client = xla_bridge.get_backend("cpu")
     devices = xla_client.DeviceList(tuple(client.local_devices()))
     try:
-        client.compile_and_load(_to_mlir(parse(text)), devices, options)
+        client.compile_and_load(mlir, devices, options)
     except Exception as e:  # the backend often rejects a partial pipeline's module
         return str(e)
     return None
+
+
+class _Background:
+    """The compile whose backend still runs after its step has replied (one at a time)."""
+
+    thread: Optional[threading.Thread] = None
+    dump_dir: Optional[str] = None
+
+
+def background_pending() -> bool:
+    """Whether a compile left running by :func:`run_pass` awaits :func:`settle`."""
+    return _Background.thread is not None
+
+
+def settle() -> None:
+    """Wait for the backend of a compile that :func:`run_pass` left running, then
+    remove its dump directory (XLA may have re-made it after the engine removed it)."""
+    thread, dump_dir = _Background.thread, _Background.dump_dir
+    _Background.thread = _Background.dump_dir = None
+    if thread is not None:
+        thread.join()
+    if dump_dir is not None:
+        shutil.rmtree(dump_dir, ignore_errors=True)
+
+
+def _compile_until_done(text: str, disable: Sequence[str], dump_dir: str) -> Optional[str]:
+    """:func:`_compile`, but return as soon as the dumps prove that every
+    target-independent pass ran, which is all a step reads.
+
+    The rest of the compile (the CPU backend, which a partial pipeline's module
+    often upsets) goes on in a thread until the next :func:`settle`; if XLA
+    aborts the process there, the step has already replied.
+    """
+    settle()
+    mlir = _to_mlir(parse(text))  # here, so that parse errors are this step's
+    outcome: Dict[str, Optional[str]] = {}
+
+    def compile_() -> None:
+        try:
+            outcome["error"] = _compile_mlir(mlir, disable, dump_dir)
+        except BaseException as e:  # noqa: B036  (reported, never lost in a thread)
+            outcome["error"] = f"{type(e).__name__}: {e}"
+
+    thread = threading.Thread(target=compile_, name="xla-compile", daemon=True)
+    thread.start()
+    while True:
+        thread.join(_POLL_SECONDS)
+        if not thread.is_alive():
+            return outcome.get("error")
+        if target_independent_done(dump_dir):
+            _Background.thread, _Background.dump_dir = thread, dump_dir
+            return None
 
 
 def finish_pass(
@@ -153,9 +257,16 @@ def finish_pass(
         return load(f.read())
 
 
-def run_pass(text: str, spec: PassSpec, dump_dir: str) -> Optional[Analysis]:
-    """Run one pass alone on normalized ``text``: the new state, or None."""
-    error = _compile(text, spec.disable, dump_dir)
+def run_pass(
+    text: str, spec: PassSpec, dump_dir: str, background: bool = False
+) -> Optional[Analysis]:
+    """Run one pass alone on normalized ``text``: the new state, or None.
+
+    With ``background``, return before the CPU backend is done with the module
+    (see :func:`_compile_until_done`; call :func:`settle` before exiting).
+    """
+    compile_ = _compile_until_done if background else _compile
+    error = compile_(text, spec.disable, dump_dir)
     return finish_pass(dump_dir, spec, error)
 
 
@@ -169,6 +280,7 @@ def finish_default(dump_dir: str, error: Optional[str] = None) -> Analysis:
         return load(f.read())
 
 
-def default_pipeline(text: str, dump_dir: str) -> Analysis:
+def default_pipeline(text: str, dump_dir: str, background: bool = False) -> Analysis:
     """XLA's own target-independent result: the module before layout-assignment."""
-    return finish_default(dump_dir, _compile(text, (), dump_dir))
+    compile_ = _compile_until_done if background else _compile
+    return finish_default(dump_dir, compile_(text, (), dump_dir))

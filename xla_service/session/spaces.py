@@ -8,17 +8,26 @@ from typing import List
 
 from xla_service.opcodes import OPCODES
 from xla_service.passes.catalog import PASS_NAMES
+from xla_service.passes.schema import COST_KEYS
 from xla_service.proto import (
     ActionSpace,
+    ByteSequenceSpace,
+    DictSpace,
+    DoubleBox,
+    DoubleRange,
+    DoubleSequenceSpace,
+    DoubleTensor,
+    Event,
     Int64Box,
     Int64Range,
     Int64Tensor,
     NamedDiscreteSpace,
     ObservationSpace,
+    Opaque,
     Space,
 )
 
-__all__ = ["ACTION_SPACES", "OBSERVATION_SPACES"]
+__all__ = ["ACTION_SPACES", "OBSERVATION_SPACES", "GRAPH_FORMAT", "EMPTY_GRAPH"]
 
 _INT64_MAX = 2**62
 
@@ -63,3 +72,75 @@ OBSERVATION_SPACES: List[ObservationSpace] = [
     _scalar("OpCountInitial"),
     _scalar("OpCountDefault"),
 ]
+
+
+#: How ``HloGraph`` travels: CompilerGym's client decodes it into a networkx graph.
+GRAPH_FORMAT = "json://networkx/MultiDiGraph"
+EMPTY_GRAPH = b'{"directed":true,"multigraph":true,"graph":{},"nodes":[],"edges":[]}'
+
+
+def _doubles(name: str, size: int, high: float = float("inf")) -> ObservationSpace:
+    return ObservationSpace(
+        name=name,
+        space=Space(
+            double_box=DoubleBox(
+                low=DoubleTensor(shape=[size], value=[0.0] * size),
+                high=DoubleTensor(shape=[size], value=[high] * size),
+            )
+        ),
+        deterministic=True,
+        platform_dependent=False,
+    )
+
+
+def _runtimes(name: str) -> ObservationSpace:
+    return ObservationSpace(
+        name=name,
+        space=Space(
+            double_sequence=DoubleSequenceSpace(
+                length_range=Int64Range(min=1), scalar_range=DoubleRange(min=0)
+            )
+        ),
+        deterministic=False,
+        platform_dependent=True,
+    )
+
+
+def _graph_default() -> Event:
+    event = Event()
+    event.any_value.Pack(Opaque(format=GRAPH_FORMAT, data=EMPTY_GRAPH))
+    return event
+
+
+OBSERVATION_SPACES.extend(
+    [
+        _doubles("CostAnalysis", len(COST_KEYS)),
+        ObservationSpace(
+            name="CostAnalysisDict",
+            space=Space(
+                space_dict=DictSpace(
+                    space={k: Space(double_value=DoubleRange(min=0)) for k in COST_KEYS}
+                )
+            ),
+            deterministic=True,
+            platform_dependent=False,
+        ),
+        _doubles("CostAnalysisInitial", len(COST_KEYS)),
+        _doubles("OpcodeFractions", len(OPCODES), high=1.0),
+        ObservationSpace(
+            name="HloGraph",
+            space=Space(string_value={"length_range": {"min": 0}}),
+            deterministic=True,
+            platform_dependent=False,
+            default_observation=_graph_default(),
+        ),
+        ObservationSpace(
+            name="HloProto",
+            space=Space(byte_sequence=ByteSequenceSpace(length_range=Int64Range(min=0))),
+            deterministic=True,
+            platform_dependent=False,
+        ),
+        _runtimes("Runtime"),
+        _runtimes("RuntimeInitial"),
+    ]
+)

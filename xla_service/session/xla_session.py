@@ -7,19 +7,22 @@ process, shared by its sessions.
 """
 from __future__ import annotations
 
-import gzip
 import logging
 import threading
+import zlib
 from importlib.metadata import version
 from pathlib import Path
 from typing import Callable, ClassVar, Dict, List, Optional, Tuple
 
-from xla_service.errors import BenchmarkError, UnknownPassError
+from xla_service.errors import BenchmarkError, PassCrashedError, UnknownPassError
 from xla_service.passes.analysis import Analysis
 from xla_service.passes.catalog import PASS_NAMES
-from xla_service.passes.engine import Engine
+from xla_service.passes.engine import MAX_MODULE_BYTES, Engine
+from xla_service.passes.schema import DEFAULT_RUNTIME_REPETITIONS
 from xla_service.proto import ActionSpace, Benchmark, Event, Int64Tensor, ObservationSpace
 from xla_service.session.base import CompilationSession
+from xla_service.session.observers import OBSERVERS
+from xla_service.session.parameters import handle_parameter, pass_errors_default
 from xla_service.session.spaces import ACTION_SPACES, OBSERVATION_SPACES
 
 __all__ = ["XlaSession", "configure_engine", "shared_engine", "close_engine"]
@@ -54,13 +57,28 @@ def _benchmark_text(benchmark: Benchmark) -> str:
         )
     data = benchmark.program.contents
     if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
+        data = _gunzip(data, benchmark.uri)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as e:
         raise BenchmarkError(
             f"Benchmark {benchmark.uri!r} is not HLO text: byte {e.start} is not UTF-8"
         ) from None
+
+
+def _gunzip(data: bytes, uri: str) -> bytes:
+    """Decompress at most ``MAX_MODULE_BYTES`` + 1 bytes (no gzip bomb)."""
+    try:
+        reader = zlib.decompressobj(wbits=31)
+        text = reader.decompress(data, MAX_MODULE_BYTES + 1)
+    except zlib.error as e:
+        raise BenchmarkError(f"Benchmark {uri!r} is not valid gzip: {e}") from None
+    if len(text) > MAX_MODULE_BYTES:
+        raise BenchmarkError(
+            f"Benchmark {uri!r}: HLO module too large: expected at most "
+            f"{MAX_MODULE_BYTES} bytes of text, got more"
+        )
+    return text
 
 
 class XlaSession(CompilationSession):
@@ -87,6 +105,9 @@ class XlaSession(CompilationSession):
             raise type(e)(f"Benchmark {benchmark.uri!r}: {e}") from None
         self.state = self.initial
         self._default: Optional[Analysis] = None
+        self.runtime_repetitions = DEFAULT_RUNTIME_REPETITIONS
+        self.input_seed = 0
+        self.pass_errors = pass_errors_default()
 
     def apply_action(self, action: Event) -> Tuple[bool, Optional[ActionSpace], bool]:
         index = action.int64_value
@@ -94,7 +115,13 @@ class XlaSession(CompilationSession):
             raise UnknownPassError(
                 f"Unknown action: expected an index in [0, {len(PASS_NAMES)}), got {index}"
             )
-        new_state = self.engine.apply(self.state, PASS_NAMES[index])
+        try:
+            new_state = self.engine.apply(self.state, PASS_NAMES[index])
+        except PassCrashedError as e:
+            if self.pass_errors == "raise":
+                raise
+            logger.warning("Pass %s failed, counted as no effect: %s", PASS_NAMES[index], e)
+            return False, None, True
         unchanged = new_state is self.state
         self.state = new_state
         return False, None, unchanged
@@ -104,6 +131,9 @@ class XlaSession(CompilationSession):
         if compute is None:
             raise LookupError(f"Unknown observation space: {observation_space.name!r}")
         return compute(self)
+
+    def handle_session_parameter(self, key: str, value: str) -> Optional[str]:
+        return handle_parameter(self, key, value)
 
     def fork(self) -> "XlaSession":
         fork = object.__new__(XlaSession)
@@ -127,6 +157,7 @@ class XlaSession(CompilationSession):
         ),
         "OpCountInitial": lambda s: Event(int64_value=s.initial.op_count),
         "OpCountDefault": lambda s: Event(int64_value=s.default.op_count),
+        **OBSERVERS,
     }
 
 

@@ -1,0 +1,64 @@
+"""Small HLO modules and JAX functions shared by the integration tests."""
+from __future__ import annotations
+
+from typing import Any, List
+
+SMALL_HLO = b"""HloModule small, entry_computation_layout={(f32[8]{0})->f32[8]{0}}
+
+ENTRY main {
+  p = f32[8]{0} parameter(0)
+  a = f32[8]{0} add(p, p)
+  b = f32[8]{0} add(p, p)
+  ROOT m = f32[8]{0} multiply(a, b)
+}
+"""
+
+#: XLA has no CPU implementation of this custom call: it cannot execute.
+CUSTOM_CALL_HLO = b"""HloModule unknown_call, entry_computation_layout={(f32[8]{0})->f32[8]{0}}
+
+ENTRY main {
+  p = f32[8]{0} parameter(0)
+  a = f32[8]{0} add(p, p)
+  b = f32[8]{0} add(p, p)
+  c = f32[8]{0} custom-call(a), custom_call_target="xla_gym_no_such_target"
+  ROOT m = f32[8]{0} multiply(c, b)
+}
+"""
+
+#: ``rng`` draws new numbers on every execution: not deterministic.
+RNG_HLO = b"""HloModule random, entry_computation_layout={(f32[8]{0})->f32[8]{0}}
+
+ENTRY main {
+  p = f32[8]{0} parameter(0)
+  lo = f32[] constant(0)
+  hi = f32[] constant(1)
+  r = f32[8]{0} rng(lo, hi), distribution=rng_uniform
+  ROOT s = f32[8]{0} add(p, r)
+}
+"""
+
+
+def mlp_step() -> Any:
+    """(function, args) of one SGD step of a two-layer MLP (loss and new weights)."""
+    import jax
+    import jax.numpy as jnp
+
+    def loss(w: List[Any], x: Any) -> Any:
+        return ((jnp.tanh(x @ w[0]) @ w[1]) ** 2).mean()
+
+    def step(w: List[Any], x: Any) -> Any:
+        value, grads = jax.value_and_grad(loss)(w, x)
+        return value, [a - 0.1 * g for a, g in zip(w, grads)]
+
+    weights = [jnp.full((16, 8), 0.1, jnp.float32), jnp.full((8, 4), 0.2, jnp.float32)]
+    return step, (weights, jnp.ones((8, 16), jnp.float32))
+
+
+def small_jax() -> Any:
+    """(function, args) of a dot, a tanh and an exp: flops and transcendentals."""
+    import jax.numpy as jnp
+
+    def f(x: Any, w: Any) -> Any:
+        return jnp.tanh(x @ w).sum(axis=0) + jnp.exp(x[0, :4].sum())
+
+    return f, (jnp.ones((8, 16), jnp.float32), jnp.ones((16, 4), jnp.float32))

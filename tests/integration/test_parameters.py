@@ -1,0 +1,106 @@
+"""Session parameters (env.send_param) and the module size limit, over real gRPC."""
+from __future__ import annotations
+
+import gzip
+import json
+
+import pytest
+from compiler_gym.datasets import Benchmark
+from integration.conftest import worker_pids
+from integration.modules import SMALL_HLO
+
+from xla_service.env.datasets import default_benchmark_uri
+from xla_service.passes.engine import MAX_MODULE_BYTES
+from xla_service.passes.schema import DEFAULT_RUNTIME_REPETITIONS
+
+
+def small(env: object) -> None:
+    env.reset(benchmark=Benchmark.from_file_contents("benchmark://test/small", SMALL_HLO))  # type: ignore[attr-defined]
+
+
+def test_runtime_repetitions_and_input_seed(env):
+    small(env)
+    assert env.send_param("xla.runtime.repetitions", "") == str(DEFAULT_RUNTIME_REPETITIONS)
+    assert env.send_param("xla.runtime.repetitions", "2") == "2"
+    assert env.observation["Runtime"].shape == (2,)
+    assert env.send_param("xla.inputs.seed", "7") == "7"
+    assert json.loads(env.send_param("xla.validate", ""))["status"] == "ok"
+    for key, value in (("xla.runtime.repetitions", "0"), ("xla.runtime.repetitions", "x"), ("xla.inputs.seed", "-1")):
+        with pytest.raises(ValueError, match=f"{key}: expected an integer in"):
+            env.send_param(key, value)
+    # Parameters belong to the session: a new episode starts from the defaults.
+    small(env)
+    assert env.send_param("xla.runtime.repetitions", "") == str(DEFAULT_RUNTIME_REPETITIONS)
+
+
+def test_unknown_parameter_is_a_clear_error(env):
+    small(env)
+    with pytest.raises(ValueError, match="Unknown parameter: xla.no_such_key"):
+        env.send_param("xla.no_such_key", "1")
+
+
+def test_engine_stats_count_cache_hits(env):
+    small(env)
+    env.step(env.action_space["cse"])
+    before = json.loads(env.send_param("xla.engine.stats", ""))
+    assert {"hits", "misses", "observation_hits", "workers", "step_timeout"} <= set(before)
+    small(env)
+    env.step(env.action_space["cse"])  # the same module and pass: a cache hit
+    after = json.loads(env.send_param("xla.engine.stats", ""))
+    assert after["hits"] > before["hits"] and after["misses"] == before["misses"]
+
+
+def test_worker_count_is_a_service_parameter(env):
+    small(env)
+    service = env.service.connection.process.pid
+    start = int(env.send_param("xla.engine.workers", ""))
+    try:
+        assert env.send_param("xla.engine.workers", str(start + 1)) == str(start + 1)
+        assert len(worker_pids(service)) == start + 1
+        assert env.send_param("xla.engine.workers", "1") == "1"
+        env.step(env.action_space["cse"])
+        assert json.loads(env.send_param("xla.engine.stats", ""))["workers"] == 1
+    finally:
+        env.send_param("xla.engine.workers", str(start))
+    with pytest.raises(ValueError, match=r"expected an integer in \[1, 64\]"):
+        env.send_param("xla.engine.workers", "0")
+
+
+def test_step_timeout(env):
+    env.reset(benchmark=default_benchmark_uri())  # GPT-2: a pass takes far longer than 1 ms
+    before = env.observation["OpCount"]
+    try:
+        assert env.send_param("xla.step_timeout", "0.001") == "0.001"
+        with pytest.raises(ValueError, match="took longer than 0.001 s"):
+            env.step(env.action_space["algsimp"])
+    finally:
+        assert env.send_param("xla.step_timeout", "300") == "300"
+    assert env.observation["OpCount"] == before  # the session kept its state
+    env.step(env.action_space["algsimp"])
+    assert env.observation["OpCount"] < before
+    with pytest.raises(ValueError, match="expected a positive number of seconds"):
+        env.send_param("xla.step_timeout", "-3")
+
+
+def test_pass_errors_can_count_as_no_effect(env):
+    env.reset(benchmark=default_benchmark_uri())  # XLA fails in "simplification" on it
+    before = env.observation["OpCount"]
+    with pytest.raises(ValueError, match="XLA stopped before pass 'simplification'"):
+        env.step(env.action_space["simplification"])
+    assert env.send_param("xla.pass_errors", "no_effect") == "no_effect"
+    _, reward, done, info = env.step(env.action_space["simplification"])
+    assert not done and reward == 0 and info["action_had_no_effect"]
+    assert env.observation["OpCount"] == before
+    with pytest.raises(ValueError, match=r"expected one of \['raise', 'no_effect'\]"):
+        env.send_param("xla.pass_errors", "ignore")
+
+
+def test_oversized_modules_are_refused(env):
+    padding = b"// padding\n" * (MAX_MODULE_BYTES // 11 + 1)
+    bomb = gzip.compress(b"HloModule big\n" + padding, 9)  # small on the wire
+    with pytest.raises(ValueError, match="HLO module too large: expected at most 67108864 bytes"):
+        env.reset(benchmark=Benchmark.from_file_contents("benchmark://test/bomb", bomb))
+    with pytest.raises(ValueError, match="HLO module too large: expected at most 67108864 bytes, got"):
+        env.reset(benchmark=Benchmark.from_file_contents("benchmark://test/raw", b"HloModule big\n" + padding))
+    small(env)  # the service still serves
+    assert env.observation["OpCount"] == 3

@@ -1,0 +1,109 @@
+"""env.validate(): the service executes the original and the current module and compares."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from compiler_gym.datasets import Benchmark
+from integration.modules import CUSTOM_CALL_HLO, RNG_HLO, SMALL_HLO, mlp_step
+
+from xla_service.tools.from_jax import benchmark_from_jax
+
+
+def smallest_gpt2(env) -> str:
+    dataset = env.datasets["benchmark://xla-gpt2-v0"]
+    names = [n for n in dataset.entries if n.endswith("f32-infer")]
+    return f"{dataset.name}/{min(names, key=lambda n: dataset.entries[n].get('text_bytes', 0))}"
+
+
+def test_bundled_datasets_are_validatable(env):
+    for dataset in env.datasets:
+        assert dataset.validatable == "Yes"
+    benchmark = env.datasets.benchmark(smallest_gpt2(env))
+    assert benchmark.is_validatable()
+
+
+def test_validation_passes_after_real_passes_on_a_bundled_model(env):
+    env.reset(benchmark=smallest_gpt2(env))
+    for name in ("algsimp", "cse", "dot_decomposer", "reshape-mover", "transpose-folding", "dce"):
+        env.step(env.action_space[name])
+    assert env.observation["OpCount"] < env.observation["OpCountInitial"]
+    result = env.validate()
+    assert result.okay(), result.error_details
+    assert result.benchmark_semantics_validated and result.reward_validated
+    verdict = json.loads(env.send_param("xla.validate", ""))
+    assert verdict["status"] == "ok" and verdict["outputs"] >= 1
+
+
+def test_validation_catches_a_deliberately_altered_module(env):
+    fn, args = mlp_step()
+    env.reset(benchmark=benchmark_from_jax(fn, *args))
+    env.step(env.action_space["algsimp"])
+    assert env.benchmark.validate(env) == []
+    altered = env.observation["Hlo"]
+    # The backward pass's add (d tanh) becomes a subtract: only w0's update changes.
+    line = next(ln for ln in altered.splitlines() if " add(" in ln and "[8,8]" in ln)
+    altered = altered.replace(line, line.replace(" add(", " subtract("))
+    env.send_param("xla.debug.set_module", altered)
+    errors = env.benchmark.validate(env)
+    assert len(errors) == 1, errors
+    message = errors[0].type
+    assert message.startswith("Output mismatch: output 1 (float32[16,8])")
+    assert "largest difference" in message and "at index" in message
+    # A genuine replay of the episode (what env.validate() does) is still valid.
+    result = env.validate()
+    assert result.okay(), result.error_details
+
+
+def test_validation_fails_when_the_current_module_cannot_run(env):
+    env.reset(benchmark=Benchmark.from_file_contents("benchmark://test/small-broken", SMALL_HLO))
+    env.send_param("xla.debug.set_module", CUSTOM_CALL_HLO.decode())
+    (error,) = env.benchmark.validate(env)
+    assert error.type.startswith("The current module does not run: XLA cannot compile")
+    assert "xla_gym_no_such_target" in error.type
+
+
+def test_validation_replays_the_state_and_checks_the_reward(env):
+    fn, args = mlp_step()
+    env.reset(benchmark=benchmark_from_jax(fn, *args))
+    for name in ("cse", "algsimp", "dce"):
+        env.step(env.action_space[name])
+    state = env.state
+    assert state.commandline == "cse algsimp dce"
+    assert env.commandline_to_actions(state.commandline) == env.actions
+    env.reset()
+    env.apply(state)
+    assert env.episode_reward == state.reward and env.commandline() == state.commandline
+    wrong = state.copy()
+    wrong.reward = state.reward + 1
+    result = env.validate(wrong)
+    assert not result.okay() and result.reward_validation_failed
+    assert not result.benchmark_semantics_validation_failed
+
+
+@pytest.mark.parametrize(
+    "hlo, message",
+    [
+        (CUSTOM_CALL_HLO, "Cannot validate: the benchmark cannot execute on CPU: .*xla_gym_no_such_target"),
+        (RNG_HLO, "Cannot validate: the benchmark's outputs are not deterministic"),
+    ],
+    ids=["not-executable", "nondeterministic"],
+)
+def test_benchmarks_that_cannot_be_validated_are_flagged(env, request, hlo, message):
+    env.reset(benchmark=Benchmark.from_file_contents(f"benchmark://test/{request.node.callspec.id}", hlo))
+    env.step(env.action_space["cse"])
+    result = env.validate()
+    assert not result.okay()
+    assert result.benchmark_semantics_validation_failed and not result.reward_validation_failed
+    assert len(result.errors) == 1
+    assert re.match(message, result.errors[0].type), result.errors[0].type
+
+
+def test_custom_benchmarks_are_validatable(env):
+    benchmark = Benchmark.from_file_contents("benchmark://test/small-validate", SMALL_HLO)
+    env.reset(benchmark=benchmark)
+    assert env.benchmark.is_validatable()
+    env.step(env.action_space["cse"])
+    result = env.validate()
+    assert result.okay(), result.error_details

@@ -1,0 +1,61 @@
+"""Dtype-aware comparison of outputs (NumPy only)."""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+from xla_service.passes.compare import compare_outputs, is_inexact
+from xla_service.passes.schema import tolerance
+
+
+def test_equal_outputs_match():
+    outputs = [np.arange(6, dtype=np.float32).reshape(2, 3), np.array([1, 2], np.int32), np.array(True)]
+    assert compare_outputs(outputs, [o.copy() for o in outputs]) == []
+
+
+def test_float_within_and_beyond_tolerance():
+    rtol, atol = tolerance("float32")
+    expected = np.full(4, 100.0, np.float32)
+    near = expected + np.float32(0.5 * (atol + rtol * 100))
+    assert compare_outputs([expected], [near]) == []
+    far = expected.copy()
+    far[2] += 1
+    (message,) = compare_outputs([expected], [far])
+    assert message.startswith("output 0 (float32[4]) differs in 1 of 4 elements")
+    assert "largest difference 1 at index (2,)" in message and "expected 100, got 101" in message
+
+
+def test_integers_and_booleans_must_be_equal():
+    (message,) = compare_outputs([np.array([1, 2, 3], np.int32)], [np.array([1, 2, 4], np.int32)])
+    assert "largest difference 1 at index (2,)" in message and "integers must be equal" in message
+    assert compare_outputs([np.array([True])], [np.array([False])]) != []
+
+
+def test_nan_and_inf():
+    nan = np.array([np.nan, 1.0], np.float32)
+    assert compare_outputs([nan], [nan.copy()]) == []
+    assert compare_outputs([np.array([0.0, 1.0], np.float32)], [nan]) != []
+    inf = np.array([np.inf], np.float32)
+    assert compare_outputs([inf], [inf.copy()]) == []
+    assert compare_outputs([inf], [-inf]) != []
+
+
+def test_bfloat16_has_a_looser_tolerance():
+    expected = np.array([1.0, 2.0], ml_dtypes.bfloat16)
+    assert is_inexact(expected.dtype) and not is_inexact(np.dtype(np.int8))
+    assert compare_outputs([expected], [(expected.astype(np.float32) * 1.0078125).astype(ml_dtypes.bfloat16)]) == []
+    assert compare_outputs([expected], [expected * 2]) != []
+
+
+@pytest.mark.parametrize(
+    "actual, message",
+    [
+        ([np.zeros(3, np.float32)], "expected float32[2], got float32[3]"),
+        ([np.zeros(2, np.float64)], "expected float32[2], got float64[2]"),
+        ([], "expected 1 outputs, got 0"),
+    ],
+)
+def test_structure_mismatches(actual, message):
+    (found,) = compare_outputs([np.zeros(2, np.float32)], actual)
+    assert message in found

@@ -1,0 +1,66 @@
+"""Semantic validation of xla-v0 episodes: the service executes, the client judges.
+
+Every xla-v0 benchmark gets :func:`validate_semantics` as its validation
+callback (``Benchmark.add_validation_callback``), so ``env.validate()`` and
+``python -m compiler_gym.bin.validate --env=xla-v0`` check, after replaying
+the actions, that the current module still computes what the benchmark
+computes: the service executes both on the same seeded inputs
+(``xla.validate`` session parameter) and compares every output with
+dtype-aware tolerances (README, "Validation"). No jax here.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List
+
+from compiler_gym.datasets import Benchmark
+from compiler_gym.errors import ValidationError
+
+__all__ = ["validate_semantics", "make_validatable", "verdict_errors"]
+
+
+def verdict_errors(verdict: Dict[str, Any]) -> List[ValidationError]:
+    """The validation errors of a service verdict (empty: same computation)."""
+    status = verdict.get("status")
+    errors = [str(e) for e in verdict.get("errors", [])]
+    if status == "ok":
+        return []
+    if status == "mismatch":
+        return [
+            ValidationError(type=f"Output mismatch: {e}", data={"status": status})
+            for e in errors or ["unknown difference"]
+        ]
+    if status == "current_failed":
+        return [
+            ValidationError(type=f"The current module does not run: {e}", data={"status": status})
+            for e in errors or ["unknown failure"]
+        ]
+    if status == "nondeterministic":
+        reason = "the benchmark's outputs are not deterministic (two runs differ)"
+    elif status == "not_executable":
+        reason = "the benchmark cannot execute on CPU"
+    else:
+        reason = f"unexpected verdict {status!r}"
+    detail = f": {errors[0]}" if errors else ""
+    return [
+        ValidationError(
+            type=f"Cannot validate: {reason}{detail}",
+            data={"status": str(status), "errors": errors},
+        )
+    ]
+
+
+def validate_semantics(env: Any) -> List[ValidationError]:
+    """Compare the current module's outputs with the benchmark's (a validation callback)."""
+    try:
+        reply = env.send_param("xla.validate", "")
+    except (ValueError, OSError) as e:
+        return [ValidationError(type=f"Validation failed to run: {e}", data={})]
+    return verdict_errors(json.loads(reply))
+
+
+def make_validatable(benchmark: Benchmark) -> Benchmark:
+    """Add :func:`validate_semantics` to ``benchmark`` unless it has it; returns it."""
+    if validate_semantics not in benchmark.validation_callbacks():
+        benchmark.add_validation_callback(validate_semantics)
+    return benchmark

@@ -1,0 +1,80 @@
+"""Comparing a module's outputs with the original's, dtype-aware (NumPy only).
+
+Floating point and complex outputs pass within ``schema.TOLERANCES``
+(NaN where the original has NaN, infinities equal); integers and booleans
+must be equal. A mismatch names the output, the largest difference and where.
+"""
+from __future__ import annotations
+
+from typing import List, Optional, Sequence
+
+import numpy as np
+
+from xla_service.passes.schema import tolerance
+
+__all__ = ["compare_output", "compare_outputs", "describe", "is_inexact"]
+
+
+def is_inexact(dtype: np.dtype) -> bool:
+    """Floating point or complex, including ml_dtypes' bfloat16 and float8 types."""
+    if np.issubdtype(dtype, np.inexact):
+        return True
+    try:
+        import ml_dtypes  # jax's narrow float types; present wherever jax is
+
+        ml_dtypes.finfo(dtype)
+        return True
+    except (ImportError, ValueError, TypeError):
+        return False
+
+
+def describe(array: np.ndarray) -> str:
+    """``float32[64,64]``."""
+    return f"{array.dtype.name}[{','.join(str(d) for d in array.shape)}]"
+
+
+def compare_output(index: int, expected: np.ndarray, actual: np.ndarray) -> Optional[str]:
+    """Why output ``index`` differs from the original, or None if it matches."""
+    name = f"output {index} ({describe(expected)})"
+    if expected.shape != actual.shape or expected.dtype != actual.dtype:
+        return f"{name}: expected {describe(expected)}, got {describe(actual)}"
+    if expected.size == 0:
+        return None
+    if not is_inexact(expected.dtype):
+        wrong = expected != actual
+        if not wrong.any():
+            return None
+        e, a = expected.astype(np.int64), actual.astype(np.int64)
+        diff = np.where(wrong, np.abs(a - e), 0)
+        at = np.unravel_index(int(np.argmax(diff)), diff.shape)
+        return (
+            f"{name} differs in {int(wrong.sum())} of {expected.size} elements: largest "
+            f"difference {diff[at]} at index {tuple(int(i) for i in at)} "
+            f"(expected {expected[at]}, got {actual[at]}; integers must be equal)"
+        )
+    rtol, atol = tolerance(expected.dtype.name)
+    complex_ = np.issubdtype(expected.dtype, np.complexfloating)
+    e = expected.astype(np.complex128 if complex_ else np.float64)
+    a = actual.astype(np.complex128 if complex_ else np.float64)
+    same_nan = np.isnan(e) & np.isnan(a)
+    same_inf = np.isinf(e) & (e == a)
+    with np.errstate(invalid="ignore"):
+        diff = np.abs(a - e)
+        ok = same_nan | same_inf | (np.isfinite(e) & (diff <= atol + rtol * np.abs(e)))
+    if ok.all():
+        return None
+    score = np.where(ok, -1.0, np.nan_to_num(diff, nan=np.inf, posinf=np.inf))
+    at = np.unravel_index(int(np.argmax(score)), score.shape)
+    return (
+        f"{name} differs in {int((~ok).sum())} of {expected.size} elements: largest "
+        f"difference {diff[at]:.6g} at index {tuple(int(i) for i in at)} "
+        f"(expected {e[at]:.6g}, got {a[at]:.6g}; tolerance rtol={rtol:g}, atol={atol:g})"
+    )
+
+
+def compare_outputs(expected: Sequence[np.ndarray], actual: Sequence[np.ndarray]) -> List[str]:
+    """Every difference between two executions' outputs (empty: they match)."""
+    if len(expected) != len(actual):
+        return [f"expected {len(expected)} outputs, got {len(actual)}"]
+    found = (compare_output(i, e, a) for i, (e, a) in enumerate(zip(expected, actual)))
+    return [f for f in found if f is not None]

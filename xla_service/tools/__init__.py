@@ -1,0 +1,1 @@
+"""Helpers for researchers: bring your own JAX models (``from_jax.py``)."""
