@@ -4,7 +4,8 @@ A policy is a stock CompilerGym policy, ``Callable[[CompilerEnv], None]``: it
 is handed an env reset to a benchmark and steps it in place. It may change
 the observation space, never the benchmark or the reward space. Results go
 to a CSV with CompilerGym's header (``benchmark,reward,walltime,commandline``)
-that ``python -m compiler_gym.bin.validate --env=xla-v0`` replays. The reward
+that ``python -m compiler_gym.bin.validate --env=xla-v0 --reward=OpCountNorm``
+replays. The reward
 is the episode's ``OpCountNorm`` return: (initial - final) / (initial -
 default) op count, 1.0 when the policy matches XLA's default pipeline.
 """

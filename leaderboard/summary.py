@@ -4,12 +4,15 @@
 
 - **improvement**: the paper's metric, the geometric mean over benchmarks of
   (initial - agent) / (initial - default) op count, minus one: the
-  improvement in op-count reduction over XLA's default pipeline. The CSV's
-  reward column is that ratio (the ``OpCountNorm`` return). Benchmarks where
-  the default pipeline removes nothing have no ratio and are counted apart;
-  ratios <= 0 are counted, and the geometric mean is then reported over the
-  positive ones only (and says so).
-- **>= default**: the share of benchmarks where the agent is at least as good.
+  improvement in op-count reduction over XLA's default pipeline. Initial and
+  default op counts come from the suites' manifests; the agent's from the
+  CSV's reward (the ``OpCountNorm`` return, (initial - agent) /
+  max(initial - default, 1)). Benchmarks where the default pipeline removes
+  nothing (it adds ops to bf16 modules) have no ratio: they are counted in
+  the ``no ratio`` column. Ratios <= 0 are left out of the geometric mean,
+  which says so.
+- **>= default**: the share of benchmarks where the agent's op count is at
+  most the default pipeline's (all benchmarks).
 - **validated**: results that passed validation by execution (``--validate``).
 - **speedup**: geometric mean of default-module runtime / agent-module runtime
   (``--runtime``; the ``Runtime`` observation, median of its measurements).
@@ -22,7 +25,7 @@ import math
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from xla_service.env.compat import restore_numpy_names
 
@@ -38,26 +41,32 @@ class Row:
     """The metrics of one group of results."""
 
     name: str
-    rewards: List[float] = field(default_factory=list)
+    ratios: List[float] = field(default_factory=list)
+    no_ratio: int = 0
+    as_good: List[bool] = field(default_factory=list)
     walltimes: List[float] = field(default_factory=list)
     validated: int = 0
     checked: int = 0
     speedups: List[float] = field(default_factory=list)
 
     @property
+    def count(self) -> int:
+        return len(self.as_good)
+
+    @property
     def improvement(self) -> float:
-        positive = [r for r in self.rewards if r > 0]
+        positive = [r for r in self.ratios if r > 0]
         if not positive:
             return float("nan")
         return math.exp(sum(math.log(r) for r in positive) / len(positive)) - 1
 
     @property
     def nonpositive(self) -> int:
-        return sum(1 for r in self.rewards if r <= 0)
+        return sum(1 for r in self.ratios if r <= 0)
 
     @property
     def at_least_default(self) -> float:
-        return sum(1 for r in self.rewards if r >= 1 - 1e-9) / max(len(self.rewards), 1)
+        return sum(self.as_good) / max(self.count, 1)
 
     @property
     def speedup(self) -> float:
@@ -73,6 +82,17 @@ class Row:
 def family(benchmark: str) -> str:
     """``benchmark://xla-gpt2-v0/name`` -> ``xla-gpt2-v0``."""
     return benchmark.split("://", 1)[-1].split("/", 1)[0]
+
+
+def _op_counts() -> Dict[str, Tuple[int, int]]:
+    """Benchmark URI -> (initial, default) op count, from the manifests."""
+    from xla_service.env.datasets import get_xla_datasets
+
+    return {
+        f"{d.name}/{name}": (e["initial_op_count"], e["default_op_count"])
+        for d in get_xla_datasets()
+        for name, e in d.entries.items()
+    }
 
 
 def _check(states: Sequence[CompilerEnvState], runtime: bool) -> Dict[int, tuple]:
@@ -101,14 +121,23 @@ def summarize(
 ) -> List[Row]:
     """One row per family, then the overall row."""
     checks = _check(states, runtime) if validate or runtime else {}
+    counts = _op_counts()
     rows: Dict[str, Row] = defaultdict(lambda: Row(""))
     overall = Row("overall")
     for i, state in enumerate(states):
+        if state.benchmark not in counts:
+            raise LookupError(f"{state.benchmark} is in no suite's manifest")
+        initial, default = counts[state.benchmark]
+        agent = initial - float(state.reward or 0.0) * max(initial - default, 1)
         name = family(state.benchmark)
         row = rows[name]
         row.name = name
         for r in (row, overall):
-            r.rewards.append(float(state.reward or 0.0))
+            if initial > default:
+                r.ratios.append((initial - agent) / (initial - default))
+            else:
+                r.no_ratio += 1
+            r.as_good.append(agent <= default + 1e-6)
             r.walltimes.append(state.walltime)
             if i in checks:
                 valid, speedup = checks[i]
@@ -121,14 +150,14 @@ def summarize(
 
 def format_table(rows: Sequence[Row]) -> str:
     lines = [
-        f"{'family':<16} {'n':>4} {'improvement':>12} {'>=default':>10} "
+        f"{'family':<16} {'n':>4} {'no ratio':>8} {'improvement':>12} {'>=default':>10} "
         f"{'validated':>10} {'speedup':>8} {'walltime':>9}"
     ]
     for r in rows:
         validated = f"{r.validated}/{r.checked}" if r.checked else "-"
         note = f" ({r.nonpositive} <= 0 left out)" if r.nonpositive else ""
         lines.append(
-            f"{r.name:<16} {len(r.rewards):>4} {r.improvement:>+11.1%} "
+            f"{r.name:<16} {r.count:>4} {r.no_ratio:>8} {r.improvement:>+11.1%} "
             f"{r.at_least_default:>10.0%} {validated:>10} {r.speedup:>8.3f} "
             f"{r.walltime:>8.1f}s{note}"
         )

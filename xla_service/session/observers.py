@@ -22,6 +22,7 @@ class ObservedSession(Protocol):
     engine: Engine
     initial: Analysis
     state: Analysis
+    default: Analysis
     runtime_repetitions: int
     input_seed: int
 
@@ -64,4 +65,5 @@ OBSERVERS: Dict[str, Callable[[ObservedSession], Event]] = {
     "HloProto": lambda s: _proto(s.engine.hlo_proto(s.state)),
     "Runtime": lambda s: _runtime(s, s.state),
     "RuntimeInitial": lambda s: _runtime(s, s.initial),
+    "RuntimeDefault": lambda s: _runtime(s, s.default),
 }

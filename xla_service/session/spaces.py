@@ -142,5 +142,6 @@ OBSERVATION_SPACES.extend(
         ),
         _runtimes("Runtime"),
         _runtimes("RuntimeInitial"),
+        _runtimes("RuntimeDefault"),
     ]
 )
