@@ -22,7 +22,9 @@ class ObservedSession(Protocol):
     engine: Engine
     initial: Analysis
     state: Analysis
-    default: Analysis
+
+    @property
+    def default(self) -> Analysis: ...
     runtime_repetitions: int
     input_seed: int
 
