@@ -3,20 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from integration.modules import SMALL_HLO
 
 from xla_service.demo import DEFAULT_SEQUENCE
 from xla_service.opcodes import OPCODE_INDEX, OPCODES
 from xla_service.passes.catalog import PASS_NAMES
-
-SMALL_HLO = b"""HloModule small, entry_computation_layout={(f32[8]{0})->f32[8]{0}}
-
-ENTRY main {
-  p = f32[8]{0} parameter(0)
-  a = f32[8]{0} add(p, p)
-  b = f32[8]{0} add(p, p)
-  ROOT m = f32[8]{0} multiply(a, b)
-}
-"""
 
 
 def test_action_space_is_the_pass_catalog(env):

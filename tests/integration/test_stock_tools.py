@@ -1,22 +1,17 @@
 """The stock compiler_gym entry points, each in a fresh interpreter."""
 from __future__ import annotations
 
-import subprocess
-import sys
+import re
+
+from integration.test_stock_tools_full import _run as run_python
 
 from xla_service.passes.catalog import PASS_NAMES
 
 
-def _run(*args: str, stdin: str = "") -> str:
-    done = subprocess.run(
-        [sys.executable, *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
+def _run(*args: str) -> str:
+    code, output = run_python(*args)
+    assert code == 0, output[-3000:]
+    return output
 
 
 def test_make_in_a_fresh_interpreter_without_importing_the_project():
@@ -28,11 +23,11 @@ def test_make_in_a_fresh_interpreter_without_importing_the_project():
         "env.reset()\n"
         "before = env.observation['OpCount']\n"
         "env.step(env.action_space['cse'])\n"
-        "print(before, env.observation['OpCount'])\n"
+        "print('RESULT', before, env.observation['OpCount'])\n"
         "assert 'jax' not in sys.modules, 'the client side must not import jax'\n"
         "env.close()\n",
     )
-    before, after = map(int, out.split())
+    before, after = map(int, re.search(r"RESULT (\d+) (\d+)", out).groups())
     assert after < before
 
 
@@ -50,6 +45,6 @@ def test_compiler_gym_make_with_module_prefix():
         "import compiler_gym\n"
         "with compiler_gym.make('xla_service:xla-v0') as env:\n"
         "    env.reset()\n"
-        "    print(len(env.action_space.names))\n",
+        "    print('RESULT', len(env.action_space.names))\n",
     )
-    assert int(out) == len(PASS_NAMES)
+    assert f"RESULT {len(PASS_NAMES)}" in out

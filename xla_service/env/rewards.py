@@ -25,9 +25,9 @@ class OpCountReward(Reward):
     An episode's return is ``OpCount at start - OpCount at end``.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, name: str = "OpCount") -> None:
         super().__init__(
-            name="OpCount",
+            name=name,
             observation_spaces=["OpCount"],
             default_value=0,
             default_negates_returns=False,
@@ -35,25 +35,28 @@ class OpCountReward(Reward):
             platform_dependent=False,
         )
         self.previous: Optional[int] = None
+        self.scale = 1
 
     def reset(self, benchmark: str, observation_view: object) -> None:
-        del benchmark
+        del benchmark, observation_view
         self.previous = None
-        del observation_view
+
+    def start(self, observation_view: object) -> None:
+        """Read the episode's starting point (on the first step: see ``update``)."""
+        self.previous = int(observation_view["OpCountInitial"])  # type: ignore[index]
 
     def update(self, actions: List[int], observations: List[object], observation_view: object) -> float:
         del actions
         count = int(observations[0])  # type: ignore[call-overload]
-        if self.previous is None:
-            self.previous = int(observation_view["OpCountInitial"])  # type: ignore[index]
-        reward = float(self.previous - count)
+        if self.previous is None:  # CompilerGym resets every reward on every reset: read lazily
+            self.start(observation_view)
+        assert self.previous is not None
+        reward = (self.previous - count) / self.scale
         self.previous = count
-        return reward
+        return float(reward)
 
 
-
-
-class OpCountNormReward(Reward):
+class OpCountNormReward(OpCountReward):
     """The op count reduction divided by the reduction of XLA's default pipeline.
 
     An episode's return is ``(OpCountInitial - OpCount at end) /
@@ -62,31 +65,12 @@ class OpCountNormReward(Reward):
     """
 
     def __init__(self) -> None:
-        super().__init__(
-            name="OpCountNorm",
-            observation_spaces=["OpCount"],
-            default_value=0,
-            default_negates_returns=False,
-            deterministic=True,
-            platform_dependent=False,
-        )
-        self.previous: Optional[int] = None
-        self.norm: Optional[int] = None
+        super().__init__(name="OpCountNorm")
 
-    def reset(self, benchmark: str, observation_view: object) -> None:
-        del benchmark, observation_view
-        self.previous = self.norm = None
-
-    def update(self, actions: List[int], observations: List[object], observation_view: object) -> float:
-        del actions
-        count = int(observations[0])  # type: ignore[call-overload]
-        if self.previous is None or self.norm is None:
-            self.previous = int(observation_view["OpCountInitial"])  # type: ignore[index]
-            default = int(observation_view["OpCountDefault"])  # type: ignore[index]
-            self.norm = max(self.previous - default, 1)
-        reward = (self.previous - count) / self.norm
-        self.previous = count
-        return reward
+    def start(self, observation_view: object) -> None:
+        super().start(observation_view)
+        default = int(observation_view["OpCountDefault"])  # type: ignore[index]
+        self.scale = max(int(self.previous or 0) - default, 1)
 
 
 class OpCountShapedReward(Reward):
