@@ -32,6 +32,7 @@ def test_eval_writes_a_csv_that_compiler_gym_validates(tmp_path, capsys):
         capture_output=True,
         text=True,
         timeout=600,
+        cwd=tmp_path,  # it writes validation.log.json there
     )
     assert validated.returncode == 0, validated.stdout + validated.stderr
 
