@@ -9,10 +9,19 @@ from leaderboard.agents.rl.policy import RlPolicy
 from leaderboard.agents.rl.train import ALGOS, parse_args, train
 
 
-@pytest.mark.parametrize("algo", ALGOS)
-def test_train_tiny_budget_and_act(tmp_path, small_env, algo):
+VARIANTS = [(algo, []) for algo in ALGOS] + [
+    ("ppo", ["--reward-space=OpCountShaped"]),
+    ("ppo", ["--cost-features", "--cost-in-value-only"]),
+]
+
+
+@pytest.mark.parametrize(
+    "algo, extra", VARIANTS, ids=[a + "".join(e).replace("--", "-") for a, e in VARIANTS]
+)
+def test_train_tiny_budget_and_act(tmp_path, small_env, algo, extra):
     args = parse_args(
         [
+            *extra,
             f"--algo={algo}",
             "--total-timesteps=16",
             "--n-steps=8",
@@ -42,3 +51,24 @@ def test_flags_have_help_and_reject_unknown_algorithms(capsys):
     assert "--cost-in-value-only" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         parse_args(["--algo=sac"])
+
+
+def test_value_only_policy_hides_cost_features_from_the_actor():
+    import gymnasium
+    import numpy as np
+    import torch
+
+    from leaderboard.agents.rl.policies import value_only_policy
+
+    space = gymnasium.spaces.Box(0.0, np.inf, (6,), np.float32)
+    policy = value_only_policy(len_hidden=2)(
+        space, gymnasium.spaces.Discrete(4), lr_schedule=lambda _: 1e-3
+    )
+    obs = torch.ones((1, 6))
+    changed = obs.clone()
+    changed[0, -2:] = 50.0
+    with torch.no_grad():
+        logits = [policy.get_distribution(o).distribution.logits for o in (obs, changed)]
+        values = [policy.predict_values(o) for o in (obs, changed)]
+    assert torch.equal(logits[0], logits[1])
+    assert not torch.equal(values[0], values[1])
