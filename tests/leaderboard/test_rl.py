@@ -8,7 +8,6 @@ import pytest
 from leaderboard.agents.rl.policy import RlPolicy
 from leaderboard.agents.rl.train import ALGOS, parse_args, train
 
-
 VARIANTS = [(algo, []) for algo in ALGOS] + [
     ("ppo", ["--reward-space=OpCountShaped"]),
     ("ppo", ["--cost-features", "--cost-in-value-only"]),
