@@ -22,6 +22,10 @@ class Analysis:
     text: str
     opcode_counts: Tuple[int, ...]
     digest: str = field(init=False, compare=False, repr=False)
+    #: zlib-compressed MLIR of ``text``, which a compile of it starts from, if
+    #: known (normalization computes it): the next step then skips parsing
+    #: ``text`` and converting it again (``xla.run_pass``).
+    mlir: bytes = field(default=b"", compare=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "digest", hashlib.sha256(self.text.encode()).hexdigest())

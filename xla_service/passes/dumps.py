@@ -3,9 +3,10 @@
 XLA writes ``module_NNNN.<module>.SSSS.<pipeline>.after_<pass>.before_<next>.txt``
 at every pipeline start and after every pass that changed the module. A pass
 run alone changed nothing if it left no dump, provided the compile went past
-every target-independent pass, which ``layout-assignment`` or the start of a
-later pipeline proves. That proof lets a step survive a compile that XLA
-fails or aborts afterwards, in the backend.
+every target-independent pass, which a dump of ``layout-assignment`` (or of a
+pass after it in its pipeline) or the start of a later pipeline proves. That
+proof lets a step survive a compile that XLA fails or aborts afterwards, in
+the backend, and reply before the backend is done (``xla.run_pass``).
 """
 from __future__ import annotations
 
@@ -20,6 +21,13 @@ __all__ = ["PassDumps", "read_pass_dumps", "default_pipeline_dump", "target_inde
 
 _DUMP = re.compile(r"\.(\d{4})\.([^.]+)\.after_(.+?)\.before_(.+?)\.txt$")
 _LAYOUT = "layout-assignment"
+_LAYOUT_PIPELINE = "HLO_passes_through_layout_assignment"
+#: The passes of that pipeline that run after layout-assignment (and, in it,
+#: only there): when the engine disables layout-assignment, the first of them
+#: to leave a dump marks the end of the target-independent passes.
+_AFTER_LAYOUT = frozenset(
+    {_LAYOUT, "sub-byte-size-setter", "shape-canonicalizer", "literal-canonicalizer"}
+)
 #: Pipelines that start only after every target-independent pass has run.
 _LATER_PIPELINES = frozenset(
     {"hlo_normalization", "dot-library-passes", "HLO_passes_after_layout_assignment"}
@@ -53,9 +61,16 @@ def _target_independent(dump_dir: str) -> Tuple[List[_Dump], bool]:
             dumps.append(_Dump(int(m[1]), m[2], m[3], os.path.join(dump_dir, name)))
     dumps.sort(key=lambda d: d.seq)
     for i, d in enumerate(dumps):
-        if d.after == _LAYOUT or d.pipeline in _LATER_PIPELINES:
+        if _proves_done(d.pipeline, d.after):
             return dumps[:i], True
     return dumps, False
+
+
+def _proves_done(pipeline: str, after: str) -> bool:
+    """Whether a dump comes after every target-independent pass."""
+    if pipeline in _LATER_PIPELINES:
+        return True
+    return pipeline == _LAYOUT_PIPELINE and after in _AFTER_LAYOUT
 
 
 def target_independent_done(dump_dir: str) -> bool:
@@ -71,7 +86,7 @@ def target_independent_done(dump_dir: str) -> bool:
         return False
     for name in names:
         m = _DUMP.search(name)
-        if m and (m[3] == _LAYOUT or m[2] in _LATER_PIPELINES):
+        if m and _proves_done(m[2], m[3]):
             return True
     return False
 

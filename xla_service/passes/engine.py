@@ -15,6 +15,7 @@ import shutil
 import signal
 import tempfile
 import threading
+import weakref
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable, Optional, Set, Tuple, Type
@@ -22,6 +23,7 @@ from typing import Any, Callable, Optional, Set, Tuple, Type
 from xla_service.errors import (
     BenchmarkError,
     ExecutionError,
+    HloParseError,
     PassCrashedError,
     PassTimeoutError,
     XlaGymError,
@@ -57,7 +59,8 @@ class _Cached:
         message: str = "",
     ) -> None:
         self.result, self.error_type, self.message = result, error_type, message
-        self.size = 256 + (len(result.text) if result is not None else len(message))
+        held = len(result.text) + len(result.mlir) if result is not None else len(message)
+        self.size = 256 + held
 
     def value(self) -> Optional[Analysis]:
         if self.error_type is not None:
@@ -94,6 +97,8 @@ class Engine:
         self.misses = 0
         #: Every step's dump directory lives here; see :meth:`_sweep`.
         self._scratch = tempfile.mkdtemp(prefix="xla-gym-dumps-", dir=_scratch_root())
+        # Removed by close(), or at exit by an engine that was never closed.
+        self._remove_scratch = weakref.finalize(self, shutil.rmtree, self._scratch, True)
         self._active_dumps: Set[str] = set()
         self._swept_at_replaced = 0
 
@@ -131,7 +136,7 @@ class Engine:
 
     def close(self) -> None:
         self._pool.close()
-        shutil.rmtree(self._scratch, ignore_errors=True)
+        self._remove_scratch()
 
     @property
     def workers_replaced(self) -> int:
@@ -161,7 +166,7 @@ class Engine:
             return cached.value()
         try:
             result = compute()
-        except XlaGymError as e:
+        except (PassCrashedError, HloParseError) as e:  # XLA's verdict on the module
             if isinstance(e, PassTimeoutError) or getattr(e, "transient", False):
                 raise
             self._store(cache_key, _Cached(None, type(e), str(e)))
@@ -190,14 +195,14 @@ class Engine:
 
     def _run_pass(self, state: Analysis, spec: PassSpec) -> Optional[Analysis]:
         return self._with_dumps(
-            lambda d: self._call("run_pass", state.text, spec.name, d),
+            lambda d: self._call("run_pass", state.text, spec.name, d, state.mlir),
             lambda d, why: self._call("finish_pass", d, spec.name, why),
             spec.name,
         )
 
     def _run_default(self, state: Analysis) -> Optional[Analysis]:
         return self._with_dumps(
-            lambda d: self._call("default_pipeline", state.text, d),
+            lambda d: self._call("default_pipeline", state.text, d, state.mlir),
             lambda d, why: self._call("finish_default", d, why),
             _DEFAULT,
         )

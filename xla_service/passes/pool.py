@@ -69,8 +69,9 @@ class Worker:
         self.settling = bool(reply[-1])
         if reply[0] == "ok":
             return reply[1]
-        error_type = getattr(errors, reply[1], errors.XlaGymError)
-        raise error_type(reply[2])
+        error = getattr(errors, reply[1], errors.XlaGymError)(reply[2])
+        setattr(error, "transient", bool(reply[3]))  # noqa: B010  (see worker.main())
+        raise error
 
     def settle(self, timeout: Optional[float] = None) -> None:
         """Wait until the worker has finished the backend of its last compile.

@@ -37,14 +37,14 @@ def _handlers() -> Dict[str, Callable[..., Any]]:
         "load": xla.load,
         # Both reply as soon as XLA's dumps hold the result; the CPU backend's
         # remaining work goes on until the worker settles (see main()).
-        "run_pass": lambda text, name, dump_dir: xla.run_pass(
-            text, get_pass(name), dump_dir, background=True
+        "run_pass": lambda text, name, dump_dir, mlir=b"": xla.run_pass(
+            text, get_pass(name), dump_dir, background=True, mlir=mlir
         ),
         "finish_pass": lambda dump_dir, name, error: xla.finish_pass(
             dump_dir, get_pass(name), error
         ),
-        "default_pipeline": lambda text, dump_dir: xla.default_pipeline(
-            text, dump_dir, background=True
+        "default_pipeline": lambda text, dump_dir, mlir=b"": xla.default_pipeline(
+            text, dump_dir, background=True, mlir=mlir
         ),
         "finish_default": xla.finish_default,
         "crash": lambda: os.abort(),  # for tests of crash recovery
@@ -79,7 +79,9 @@ def main() -> None:
     """Serve requests until stdin closes.
 
     Messages: ``("ready", pid)`` once; then per request ``("ok", value,
-    settling)`` or ``("error", type name, message, settling)``. ``settling``
+    settling)`` or ``("error", type name, message, transient, settling)``
+    (``transient``: not a property of the request, e.g. dumps that could not
+    be written; the engine does not cache it). ``settling``
     says that a compile's backend still runs after the reply: the worker then
     sends ``("settled",)`` when it is done, and only then reads the next
     request, so that an abort in that backend never takes a later request
@@ -103,9 +105,9 @@ def main() -> None:
         try:
             reply = ("ok", handlers[method](*args))
         except XlaGymError as e:
-            reply = ("error", type(e).__name__, str(e))
+            reply = ("error", type(e).__name__, str(e), bool(getattr(e, "transient", False)))
         except Exception as e:  # an engine bug: report it, keep serving
-            reply = ("error", "XlaGymError", f"{type(e).__name__}: {e}")
+            reply = ("error", "XlaGymError", f"{type(e).__name__}: {e}", True)
         settling = xla.background_pending()
         try:
             replies.send(reply + (settling,))

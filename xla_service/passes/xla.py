@@ -6,9 +6,11 @@ See ``shared/design/xla-passes.md`` for the measured facts behind it.
 """
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import threading
+import zlib
 from typing import Any, Dict, Optional, Sequence, Tuple
 
 from jax._src import xla_bridge
@@ -37,6 +39,7 @@ __all__ = [
     "settle",
     "background_pending",
     "BACKEND_DISABLED",
+    "FULL_BACKEND",
 ]
 
 _MAX_ROUND_TRIPS = 4
@@ -49,14 +52,22 @@ if len(_ENUM_TO_INDEX) != len(OPCODES):
 _PARSE_POSITION = re.compile(r"was parsing (\d+):(\d+): error: (.*)")
 
 #: Target-dependent CPU passes that a step's compile skips. They run after
-#: ``layout-assignment``, so they cannot change what a step reads (the module
-#: before it), and they are the costly part of the backend: ``fusion`` and
-#: ``fusion-wrapper`` hand gathers and scatters that the skipped
-#: ``gather_simplifier`` left alone to the fusion emitters, whose indexing
-#: analysis then CHECK-fails and aborts the worker (145 of 149 aborts in
-#: ``benchmarks/check_identical.py``). Without them the backend rejects such a
-#: module with a clean error. Results are unchanged (``check_identical.py``).
-BACKEND_DISABLED = ("fusion", "fusion-wrapper")
+#: every target-independent pass, so they cannot change what a step reads (the
+#: module before ``layout-assignment``), and they lead to the costly and
+#: fragile part of the backend: ``fusion`` and ``fusion-wrapper`` hand gathers
+#: and scatters that the skipped ``gather_simplifier`` left alone to the fusion
+#: emitters, whose indexing analysis then CHECK-fails and aborts the worker
+#: (nearly every abort in ``benchmarks/check_identical.py``); without layouts,
+#: the backend rejects most modules at their first dot, before generating any
+#: code. LLVM, which only compiles kernels that a step throws away, runs
+#: unoptimized. Results are unchanged (``benchmarks/check_identical.py``).
+BACKEND_DISABLED = ("layout-assignment", "fusion", "fusion-wrapper")
+
+#: ``XLA_GYM_FULL_BACKEND=1``: compile a step with XLA's CPU backend as its
+#: defaults have it, and wait for the whole compile, as before the speed-ups
+#: (slower, and XLA aborts workers far more often; for tests of the recovery
+#: from aborts after a pass, and for debugging). Results are the same.
+FULL_BACKEND = os.environ.get("XLA_GYM_FULL_BACKEND", "") not in ("", "0")
 
 #: The pipelines whose passes XLA dumps: those before ``layout-assignment``
 #: (where a step's pass, or any intruder, leaves its dump) and ``hlo
@@ -99,16 +110,16 @@ def _to_mlir(module: Any) -> Any:
     return _jax.mlir.xla_computation_to_mlir_module(computation)
 
 
-def _export(module: Any) -> str:
-    """One HLO -> StableHLO -> HLO round trip of a parsed module, names made canonical."""
+def _from_mlir(mlir: Any) -> str:
+    """StableHLO -> HLO text, names made canonical."""
     computation = _jax.mlir.mlir_module_to_xla_computation(
-        _to_mlir(module), use_tuple_args=False, return_tuple=False
+        mlir, use_tuple_args=False, return_tuple=False
     )
     return canonicalize_computation_names(str(computation.as_hlo_text()))
 
 
 def _round_trip(text: str) -> str:
-    return _export(parse(text))
+    return _from_mlir(_to_mlir(parse(text)))
 
 
 def normalize(text: str) -> str:
@@ -122,14 +133,16 @@ def normalize(text: str) -> str:
     return _normalize(text)[0]
 
 
-def _normalize(text: str) -> Tuple[str, Any]:
-    """:func:`normalize`, and the parsed module of the fixpoint (the check trip parsed it)."""
+def _normalize(text: str) -> Tuple[str, Any, str]:
+    """:func:`normalize`, with the parsed module and the MLIR of the fixpoint
+    (the trip that checked it made both: a compile of it starts from that MLIR)."""
     current = _round_trip(canonicalize_computation_names(text))
     for _ in range(_MAX_ROUND_TRIPS):
         module = parse(current)
-        following = _export(module)
+        mlir = _to_mlir(module)
+        following = _from_mlir(mlir)
         if following == current:
-            return current, module
+            return current, module, mlir
         current = following
     raise HloParseError(
         f"HLO normalization did not reach a fixpoint in {_MAX_ROUND_TRIPS} round trips"
@@ -161,23 +174,35 @@ def load(text: str) -> Analysis:
             "HLO module has no ENTRY computation: expected one, got none "
             "(is the text truncated?)"
         )
-    normalized, module = _normalize(text)  # no third parse to count opcodes
-    return Analysis(normalized, _opcode_counts(module))
+    normalized, module, mlir = _normalize(text)  # no third parse to count opcodes
+    return Analysis(normalized, _opcode_counts(module), mlir=zlib.compress(mlir.encode(), 1))
 
 
-def _compile(text: str, disable: Sequence[str], dump_dir: str) -> Optional[str]:
+def _compile(
+    text: str, disable: Sequence[str], dump_dir: str, mlir: bytes = b""
+) -> Optional[str]:
     """Compile with dumps on; return XLA's error message, if any."""
-    return _compile_mlir(_to_mlir(parse(text)), disable, dump_dir)
+    return _compile_mlir(_input_mlir(text, mlir), disable, dump_dir)
+
+
+def _input_mlir(text: str, mlir: bytes) -> str:
+    """What a compile of ``text`` starts from: its MLIR, from ``Analysis.mlir`` if known."""
+    return zlib.decompress(mlir).decode() if mlir else _to_mlir(parse(text))
 
 
 def _compile_mlir(mlir: Any, disable: Sequence[str], dump_dir: str) -> Optional[str]:
     options = xla_client.CompileOptions()
     debug = options.executable_build_options.debug_options
-    debug.xla_disable_hlo_passes = ",".join(tuple(disable) + BACKEND_DISABLED)
+    debug.xla_disable_hlo_passes = ",".join(
+        tuple(disable) + (() if FULL_BACKEND else BACKEND_DISABLED)
+    )
     debug.xla_dump_to = dump_dir
     debug.xla_dump_hlo_pass_re = ".*"
     debug.xla_dump_hlo_pipeline_re = _DUMP_PIPELINE_RE
     debug.xla_dump_hlo_as_text = True
+    if not FULL_BACKEND:
+        debug.xla_backend_optimization_level = 0
+        debug.xla_llvm_disable_expensive_passes = True
     client = xla_bridge.get_backend("cpu")
     devices = xla_client.DeviceList(tuple(client.local_devices()))
     try:
@@ -195,7 +220,11 @@ class _Background:
 
 
 def background_pending() -> bool:
-    """Whether a compile left running by :func:`run_pass` awaits :func:`settle`."""
+    """Whether a compile left running by :func:`run_pass` awaits :func:`settle`
+    (one that has ended meanwhile is settled now)."""
+    thread = _Background.thread
+    if thread is not None and not thread.is_alive():
+        settle()
     return _Background.thread is not None
 
 
@@ -210,7 +239,9 @@ def settle() -> None:
         shutil.rmtree(dump_dir, ignore_errors=True)
 
 
-def _compile_until_done(text: str, disable: Sequence[str], dump_dir: str) -> Optional[str]:
+def _compile_until_done(
+    text: str, disable: Sequence[str], dump_dir: str, mlir: bytes = b""
+) -> Optional[str]:
     """:func:`_compile`, but return as soon as the dumps prove that every
     target-independent pass ran, which is all a step reads.
 
@@ -219,12 +250,12 @@ def _compile_until_done(text: str, disable: Sequence[str], dump_dir: str) -> Opt
     aborts the process there, the step has already replied.
     """
     settle()
-    mlir = _to_mlir(parse(text))  # here, so that parse errors are this step's
+    module = _input_mlir(text, mlir)  # here, so that parse errors are this step's
     outcome: Dict[str, Optional[str]] = {}
 
     def compile_() -> None:
         try:
-            outcome["error"] = _compile_mlir(mlir, disable, dump_dir)
+            outcome["error"] = _compile_mlir(module, disable, dump_dir)
         except BaseException as e:  # noqa: B036  (reported, never lost in a thread)
             outcome["error"] = f"{type(e).__name__}: {e}"
 
@@ -250,7 +281,10 @@ def finish_pass(
     dumps = read_pass_dumps(dump_dir, spec.runs, spec.is_fixpoint)
     if not dumps.completed:
         detail = f": {error.strip().splitlines()[0]}" if error else ""
-        raise PassCrashedError(f"XLA stopped before pass {spec.name!r} finished{detail}")
+        crashed = PassCrashedError(f"XLA stopped before pass {spec.name!r} finished{detail}")
+        # Without XLA's word, a missing dump says nothing of the pass (a full disk?).
+        crashed.transient = not error  # type: ignore[attr-defined]
+        raise crashed
     if dumps.result_path is None:
         return None
     with open(dumps.result_path) as f:
@@ -258,15 +292,16 @@ def finish_pass(
 
 
 def run_pass(
-    text: str, spec: PassSpec, dump_dir: str, background: bool = False
+    text: str, spec: PassSpec, dump_dir: str, background: bool = False, mlir: bytes = b""
 ) -> Optional[Analysis]:
     """Run one pass alone on normalized ``text``: the new state, or None.
 
-    With ``background``, return before the CPU backend is done with the module
-    (see :func:`_compile_until_done`; call :func:`settle` before exiting).
+    ``mlir``: ``Analysis.mlir`` of ``text``, if known. With ``background``,
+    return before the CPU backend is done with the module (see
+    :func:`_compile_until_done`; call :func:`settle` before exiting).
     """
-    compile_ = _compile_until_done if background else _compile
-    error = compile_(text, spec.disable, dump_dir)
+    compile_ = _compile_until_done if background and not FULL_BACKEND else _compile
+    error = compile_(text, spec.disable, dump_dir, mlir)
     return finish_pass(dump_dir, spec, error)
 
 
@@ -275,12 +310,16 @@ def finish_default(dump_dir: str, error: Optional[str] = None) -> Analysis:
     path = default_pipeline_dump(dump_dir)
     if path is None:
         detail = f": {error.strip().splitlines()[0]}" if error else ""
-        raise PassCrashedError(f"XLA's default pipeline stopped before layout-assignment{detail}")
+        crashed = PassCrashedError(f"XLA's default pipeline stopped before layout-assignment{detail}")
+        crashed.transient = not error  # type: ignore[attr-defined]
+        raise crashed
     with open(path) as f:
         return load(f.read())
 
 
-def default_pipeline(text: str, dump_dir: str, background: bool = False) -> Analysis:
+def default_pipeline(
+    text: str, dump_dir: str, background: bool = False, mlir: bytes = b""
+) -> Analysis:
     """XLA's own target-independent result: the module before layout-assignment."""
-    compile_ = _compile_until_done if background else _compile
-    return finish_default(dump_dir, compile_(text, (), dump_dir))
+    compile_ = _compile_until_done if background and not FULL_BACKEND else _compile
+    return finish_default(dump_dir, compile_(text, (), dump_dir, mlir))

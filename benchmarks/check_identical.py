@@ -1,0 +1,162 @@
+"""Prove that the engine's results do not change: byte-identical states on fixed pass sequences.
+
+Runs, through the pass engine (its worker processes, real XLA), on each benchmark:
+the load (normalized input), XLA's default pipeline, a fixed mixed walk of
+passes, and every one of the catalog's passes on several states of that walk
+(a fan-out). Every outcome is recorded as the SHA-256 of the resulting
+normalized HLO text and its op count, or the error type if XLA failed.
+
+``--record`` writes them to ``benchmarks/reference_results.json`` (done once,
+with the code before the speed-ups); without it, the run is compared with that
+file and any difference is printed (exit status 1). Results depend only on the
+input, the pass and jaxlib, so they must match exactly.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Dict, List, Optional
+
+from _common import (
+    BENCHMARKS,
+    Progress,
+    benchmark_names,
+    hlo_bytes,
+    hlo_text,
+    machine_line,
+    mixed_sequence,
+)
+
+from xla_service.passes.analysis import Analysis
+from xla_service.passes.catalog import PASS_NAMES
+from xla_service.passes.engine import Engine
+
+REFERENCE = Path(__file__).resolve().parent / "reference_results.json"
+
+
+def _outcome(engine: Engine, state: Analysis, name: str) -> "tuple[Optional[Analysis], str]":
+    try:
+        result = engine.apply(state, name)
+    except ValueError as e:  # PassCrashedError and friends: deterministic XLA failures
+        return None, f"error:{type(e).__name__}"
+    return result, f"{result.digest}:{result.op_count}"
+
+
+def run_benchmark(
+    engine: Engine, threads: ThreadPoolExecutor, name: str, walk_length: int, fanout_states: int
+) -> Dict[str, Any]:
+    state = engine.load(hlo_text(name))
+    default = engine.default_pipeline(state)
+    record: Dict[str, Any] = {
+        "input_sha256": hashlib.sha256(hlo_bytes(name)).hexdigest(),
+        "initial": f"{state.digest}:{state.op_count}",
+        "default": f"{default.digest}:{default.op_count}",
+    }
+    sequence = mixed_sequence(walk_length, seed=sum(map(ord, name)))
+    fanout_at = {round(i * walk_length / max(fanout_states - 1, 1)) for i in range(fanout_states)}
+    walk: List[List[str]] = []
+    fanout: Dict[str, Dict[str, str]] = {}
+    progress = Progress(name, walk_length + len(fanout_at) * len(PASS_NAMES))
+    for i in range(walk_length + 1):
+        if i in fanout_at:
+            outcomes = threads.map(lambda p, s=state: _outcome(engine, s, p)[1], PASS_NAMES)
+            fanout[str(i)] = dict(zip(PASS_NAMES, outcomes))
+            for _ in PASS_NAMES:
+                progress.step("fan-out")
+        if i == walk_length:
+            break
+        result, outcome = _outcome(engine, state, sequence[i])
+        walk.append([sequence[i], outcome])
+        state = result or state
+        progress.step(sequence[i])
+    record["walk"] = walk
+    record["fanout"] = fanout
+    return record
+
+
+def compare(expected: Dict[str, Any], actual: Dict[str, Any], name: str) -> List[str]:
+    problems = []
+    if expected["input_sha256"] != actual["input_sha256"]:
+        return [f"{name}: the input file changed; re-record the reference"]
+    for key in ("initial", "default"):
+        if expected[key] != actual[key]:
+            problems.append(f"{name} {key}: expected {expected[key]}, got {actual[key]}")
+    for i, (e, a) in enumerate(zip(expected["walk"], actual["walk"])):
+        if e != a:
+            problems.append(f"{name} walk step {i} ({e[0]}): expected {e[1]}, got {a[1]}")
+            break  # later steps start from a different state
+    if len(expected["walk"]) != len(actual["walk"]):
+        problems.append(f"{name}: walk lengths differ; use the recorded --walk/--fanout")
+    for at, passes in expected["fanout"].items():
+        got = actual["fanout"].get(at, {})
+        for p, outcome in passes.items():
+            if p in got and got[p] != outcome:
+                problems.append(f"{name} fan-out at step {at}, {p}: expected {outcome}, got {got[p]}")
+    return problems
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0],
+        epilog=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--benchmarks", default="small,medium,gpt2", help=f"comma-separated, from {list(BENCHMARKS)} (default: %(default)s)")
+    parser.add_argument("--walk", type=int, default=40, help="passes in each fixed mixed walk (default: %(default)s)")
+    parser.add_argument("--fanout", type=int, default=3, help="states of the walk (first, ..., last) on which every pass is run (default: %(default)s)")
+    parser.add_argument("--workers", type=int, default=2, help="engine worker processes (default: %(default)s)")
+    parser.add_argument("--record", action="store_true", help=f"write the outcomes to {REFERENCE.name} instead of comparing")
+    parser.add_argument("--reference", type=Path, default=REFERENCE, help="reference file (default: %(default)s)")
+    parser.add_argument("--quick", action="store_true", help="small and gpt2, a 12-pass walk, fan-out on the first state only (< 60 s)")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.benchmarks, args.walk, args.fanout = "small,gpt2", 12, 1
+    names = benchmark_names(args.benchmarks)
+    print(machine_line())
+    engine = Engine(workers=args.workers)
+    # One long-lived pool of threads: workers replaced from a thread must outlive it.
+    threads = ThreadPoolExecutor(max_workers=args.workers)
+    start = time.perf_counter()
+    try:
+        results = {n: run_benchmark(engine, threads, n, args.walk, args.fanout) for n in names}
+    finally:
+        replaced = engine.workers_replaced
+        engine.close()
+        threads.shutdown()
+    steps = sum(len(r["walk"]) + sum(len(f) for f in r["fanout"].values()) for r in results.values())
+    print(f"{steps} pass outcomes on {names} in {time.perf_counter() - start:.0f} s; {replaced} workers replaced")
+    if args.record:
+        args.reference.write_text(json.dumps({"walk": args.walk, "fanout": args.fanout, "results": results}, indent=1, sort_keys=True) + "\n")
+        print(f"recorded {args.reference}")
+        return 0
+    reference = json.loads(args.reference.read_text())
+    problems: List[str] = []
+    compared = 0
+    for n in names:
+        if n not in reference["results"]:
+            problems.append(f"{n}: not in the reference")
+            continue
+        if args.walk != reference["walk"] or args.fanout != reference["fanout"]:
+            # Compare the common prefix of the walk and the fan-outs at the same steps.
+            reference["results"][n]["walk"] = reference["results"][n]["walk"][: args.walk]
+            results[n]["walk"] = results[n]["walk"][: len(reference["results"][n]["walk"])]
+        problems += compare(reference["results"][n], results[n], n)
+        compared += len(results[n]["walk"]) + sum(
+            len(f) for at, f in results[n]["fanout"].items() if at in reference["results"][n]["fanout"]
+        ) + 2
+    for p in problems:
+        print("MISMATCH", p)
+    if problems:
+        print(f"RESULT: {len(problems)} differences from {args.reference.name}")
+        return 1
+    print(f"RESULT: identical: {compared} outcomes (state digests and op counts) match {args.reference.name}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
