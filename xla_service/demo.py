@@ -56,18 +56,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         initial = env.observation["OpCount"]
         print(f"benchmark: {env.benchmark}")
         print(f"compiler:  {env.compiler_version}")
-        print(f"{'step':>4}  {'pass':<28} {'op count':>8}  {'reward':>7}")
-        print(f"{0:>4}  {'(normalized input)':<28} {initial:>8}")
+        print(f"{'step':>4}  {'pass':<34} {'op count':>8}  {'reward':>7}")
+        print(f"{0:>4}  {'(normalized input)':<34} {initial:>8}")
         count = initial
         for i, name in enumerate(passes, 1):
             try:
                 _, reward, _, info = env.step(env.action_space[name])
             except ValueError as e:  # XLA failed on this module: state unchanged
-                print(f"{i:>4}  {name:<28} {count:>8}  {0:>7}  (XLA failed: {e})")
+                print(f"{i:>4}  {name:<34} {count:>8}  {0:>7}  (XLA failed: {e})")
                 continue
             count = env.observation["OpCount"]
             note = "  (no change)" if info.get("action_had_no_effect") else ""
-            print(f"{i:>4}  {name:<28} {count:>8}  {reward:>7.0f}{note}")
+            print(f"{i:>4}  {name:<34} {count:>8}  {reward:>7.0f}{note}")
         final = count
         default = env.observation["OpCountDefault"]
         print(f"XLA default pipeline reaches {default} ops; this sequence reached {final}.")
