@@ -1,12 +1,13 @@
 """``python -m leaderboard.eval --policy MODULE:FUNCTION [flags]``.
 
 Loads a policy (a ``Callable[[CompilerEnv], None]``, or a zero-argument
-factory returning one when FUNCTION ends with ``()``) and runs the
+factory returning one when FUNCTION is a call such as ``Beam(width=2)``) and runs the
 leaderboard harness on it; then prints the summary (``leaderboard.summary``).
 """
 from __future__ import annotations
 
 import argparse
+import ast
 import importlib
 import sys
 from typing import List, Optional, Sequence
@@ -17,17 +18,31 @@ __all__ = ["load_policy", "main"]
 
 
 def load_policy(spec: str) -> Policy:
-    """``"package.module:function"`` -> the function (``"...:Factory()"`` calls it)."""
+    """``"package.module:function"`` -> the function.
+
+    ``"...:Factory()"`` calls the factory, and ``"...:Factory(width=2)"`` calls
+    it with literal arguments (numbers, strings, ...: ``ast.literal_eval``).
+    """
     module_name, sep, attr = spec.partition(":")
     if not sep or not attr:
         raise ValueError(f"Expected --policy MODULE:FUNCTION, got {spec!r}")
-    call = attr.endswith("()")
+    name, paren, call = attr.partition("(")
     module = importlib.import_module(module_name)
     try:
-        target = getattr(module, attr.removesuffix("()"))
+        target = getattr(module, name)
     except AttributeError:
-        raise ValueError(f"Module {module_name!r} has no attribute {attr!r}") from None
-    return target() if call else target
+        raise ValueError(f"Module {module_name!r} has no attribute {name!r}") from None
+    if not paren:
+        return target
+    try:
+        node = ast.parse(f"f({call}", mode="eval").body
+        if not isinstance(node, ast.Call):
+            raise SyntaxError
+        args = [ast.literal_eval(a) for a in node.args]
+        kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
+    except (SyntaxError, ValueError):
+        raise ValueError(f"Expected literal arguments in --policy {spec!r}, e.g. {name}(width=2)") from None
+    return target(*args, **kwargs)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

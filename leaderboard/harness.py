@@ -13,10 +13,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+import random
 import sys
 import time
 from pathlib import Path
-from typing import Callable, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence
 
 from xla_service.env.compat import restore_numpy_names
 
@@ -31,7 +32,7 @@ from compiler_gym.envs import CompilerEnv  # noqa: E402
 
 from xla_service.env.datasets import split_benchmark_uris  # noqa: E402
 
-__all__ = ["Policy", "REWARD_SPACE", "add_flags", "eval_xla_opcount_policy"]
+__all__ = ["Policy", "REWARD_SPACE", "add_flags", "eval_xla_opcount_policy", "sample_per_suite"]
 
 Policy = Callable[[CompilerEnv], None]
 REWARD_SPACE = "OpCountNorm"
@@ -55,6 +56,16 @@ def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         type=int,
         default=0,
         help="if > 0, use only the first N test benchmarks (alphabetical by URI)",
+    )
+    parser.add_argument(
+        "--sample",
+        type=int,
+        default=0,
+        help="if > 0, use N benchmarks of each suite, drawn without replacement "
+        "with --sample_seed (a fixed, cheaper subset of the split)",
+    )
+    parser.add_argument(
+        "--sample_seed", type=int, default=0, help="seed of --sample's draw"
     )
     parser.add_argument(
         "--n", type=int, default=1, help="repetitions of the policy per benchmark"
@@ -82,9 +93,20 @@ def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def _benchmarks(args: argparse.Namespace) -> List[str]:
     uris = sorted(split_benchmark_uris(args.split, args.test_dataset))
+    if args.sample > 0:
+        uris = sample_per_suite(uris, args.sample, args.sample_seed)
     if args.max_benchmarks > 0:
         uris = uris[: args.max_benchmarks]
     return [uri for uri in uris for _ in range(args.n)]
+
+
+def sample_per_suite(uris: Sequence[str], n: int, seed: int) -> List[str]:
+    """``n`` URIs of each suite (``benchmark://SUITE/...``), drawn with ``seed``; sorted."""
+    by_suite: Dict[str, List[str]] = {}
+    for uri in sorted(uris):
+        by_suite.setdefault(uri.split("/")[2], []).append(uri)
+    rng = random.Random(seed)
+    return sorted(u for suite in sorted(by_suite) for u in rng.sample(by_suite[suite], min(n, len(by_suite[suite]))))
 
 
 def _progress(done: int, total: int, started: float, rewards: Sequence[float]) -> None:

@@ -17,15 +17,19 @@
 - **speedup**: geometric mean of default-module runtime / agent-module runtime
   (``--runtime``; the ``Runtime`` observation, median of its measurements).
 - **walltime**: mean seconds per benchmark.
+- **vs baseline** (``--baseline RESULTS.csv``): the improvement metric against
+  another results file's op counts instead of XLA's default, e.g. against the
+  default pipeline replayed pass by pass through the env.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from xla_service.env.compat import restore_numpy_names
 
@@ -33,7 +37,7 @@ restore_numpy_names()
 
 from compiler_gym.compiler_env_state import CompilerEnvState, CompilerEnvStateReader  # noqa: E402
 
-__all__ = ["Row", "summarize", "main"]
+__all__ = ["Row", "agent_op_count", "family", "main", "final_op_counts", "op_counts", "read_results", "summarize"]
 
 
 @dataclass
@@ -48,6 +52,8 @@ class Row:
     validated: int = 0
     checked: int = 0
     speedups: List[float] = field(default_factory=list)
+    #: (initial - agent) / (initial - baseline) where a baseline results file is given
+    baseline_ratios: List[float] = field(default_factory=list)
 
     @property
     def count(self) -> int:
@@ -55,10 +61,11 @@ class Row:
 
     @property
     def improvement(self) -> float:
-        positive = [r for r in self.ratios if r > 0]
-        if not positive:
-            return float("nan")
-        return math.exp(sum(math.log(r) for r in positive) / len(positive)) - 1
+        return _geomean_improvement(self.ratios)
+
+    @property
+    def vs_baseline(self) -> float:
+        return _geomean_improvement(self.baseline_ratios)
 
     @property
     def nonpositive(self) -> int:
@@ -74,9 +81,32 @@ class Row:
             return float("nan")
         return math.exp(sum(math.log(s) for s in self.speedups) / len(self.speedups))
 
+    def to_json(self) -> Dict[str, Any]:
+        """The row's metrics (NaN where undefined), as written by ``--json``."""
+        return {
+            "name": self.name,
+            "n": self.count,
+            "no_ratio": self.no_ratio,
+            "nonpositive": self.nonpositive,
+            "improvement": self.improvement,
+            "vs_baseline": self.vs_baseline,
+            "at_least_default": self.at_least_default,
+            "validated": self.validated,
+            "checked": self.checked,
+            "speedup": self.speedup,
+            "walltime": self.walltime,
+        }
+
     @property
     def walltime(self) -> float:
         return sum(self.walltimes) / max(len(self.walltimes), 1)
+
+
+def _geomean_improvement(ratios: Sequence[float]) -> float:
+    positive = [r for r in ratios if r > 0]
+    if not positive:
+        return float("nan")
+    return math.exp(sum(math.log(r) for r in positive) / len(positive)) - 1
 
 
 def family(benchmark: str) -> str:
@@ -84,7 +114,7 @@ def family(benchmark: str) -> str:
     return benchmark.split("://", 1)[-1].split("/", 1)[0]
 
 
-def _op_counts() -> Dict[str, Tuple[int, int]]:
+def op_counts() -> Dict[str, Tuple[int, int]]:
     """Benchmark URI -> (initial, default) op count, from the manifests."""
     from xla_service.env.datasets import get_xla_datasets
 
@@ -93,6 +123,20 @@ def _op_counts() -> Dict[str, Tuple[int, int]]:
         for d in get_xla_datasets()
         for name, e in d.entries.items()
     }
+
+
+def agent_op_count(state: CompilerEnvState, initial: int, default: int) -> float:
+    """The agent's final op count, from the ``OpCountNorm`` return in the CSV."""
+    return initial - float(state.reward or 0.0) * max(initial - default, 1)
+
+
+def read_results(paths: Sequence[str]) -> List[CompilerEnvState]:
+    """Every state of the results CSVs at ``paths``, in order."""
+    states: List[CompilerEnvState] = []
+    for path in paths:
+        with CompilerEnvStateReader(open(path)) as reader:
+            states.extend(reader)
+    return states
 
 
 def _check(states: Sequence[CompilerEnvState], runtime: bool) -> Dict[int, tuple]:
@@ -116,19 +160,32 @@ def _check(states: Sequence[CompilerEnvState], runtime: bool) -> Dict[int, tuple
     return out
 
 
+def final_op_counts(states: Sequence[CompilerEnvState]) -> Dict[str, float]:
+    """Benchmark URI -> the op count its result reached (a baseline for ``summarize``)."""
+    counts = op_counts()
+    return {s.benchmark: agent_op_count(s, *counts[s.benchmark]) for s in states}
+
+
 def summarize(
-    states: Sequence[CompilerEnvState], validate: bool = False, runtime: bool = False
+    states: Sequence[CompilerEnvState],
+    validate: bool = False,
+    runtime: bool = False,
+    baseline: Optional[Dict[str, float]] = None,
 ) -> List[Row]:
-    """One row per family, then the overall row."""
+    """One row per family, then the overall row.
+
+    ``baseline`` (URI -> op count, e.g. ``final_op_counts`` of another results
+    file) adds the same metric against that baseline instead of XLA's default.
+    """
     checks = _check(states, runtime) if validate or runtime else {}
-    counts = _op_counts()
+    counts = op_counts()
     rows: Dict[str, Row] = defaultdict(lambda: Row(""))
     overall = Row("overall")
     for i, state in enumerate(states):
         if state.benchmark not in counts:
             raise LookupError(f"{state.benchmark} is in no suite's manifest")
         initial, default = counts[state.benchmark]
-        agent = initial - float(state.reward or 0.0) * max(initial - default, 1)
+        agent = agent_op_count(state, initial, default)
         name = family(state.benchmark)
         row = rows[name]
         row.name = name
@@ -138,6 +195,11 @@ def summarize(
             else:
                 r.no_ratio += 1
             r.as_good.append(agent <= default + 1e-6)
+            if baseline is not None:
+                if state.benchmark not in baseline:
+                    raise LookupError(f"{state.benchmark} is not in the baseline results")
+                if initial > baseline[state.benchmark]:
+                    r.baseline_ratios.append((initial - agent) / (initial - baseline[state.benchmark]))
             r.walltimes.append(state.walltime)
             if i in checks:
                 valid, speedup = checks[i]
@@ -148,10 +210,10 @@ def summarize(
     return [rows[k] for k in sorted(rows)] + [overall]
 
 
-def format_table(rows: Sequence[Row]) -> str:
+def format_table(rows: Sequence[Row], baseline: bool = False) -> str:
     lines = [
         f"{'family':<16} {'n':>4} {'no ratio':>8} {'improvement':>12} {'>=default':>10} "
-        f"{'validated':>10} {'speedup':>8} {'walltime':>9}"
+        f"{'validated':>10} {'speedup':>8} {'walltime':>9}" + (f" {'vs baseline':>12}" if baseline else "")
     ]
     for r in rows:
         validated = f"{r.validated}/{r.checked}" if r.checked else "-"
@@ -159,7 +221,7 @@ def format_table(rows: Sequence[Row]) -> str:
         lines.append(
             f"{r.name:<16} {r.count:>4} {r.no_ratio:>8} {r.improvement:>+11.1%} "
             f"{r.at_least_default:>10.0%} {validated:>10} {r.speedup:>8.3f} "
-            f"{r.walltime:>8.1f}s{note}"
+            f"{r.walltime:>8.1f}s" + (f" {r.vs_baseline:>+11.1%}" if baseline else "") + note
         )
     return "\n".join(lines)
 
@@ -175,12 +237,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         action="store_true",
         help="measure the runtime of the agent's and the default pipeline's modules",
     )
+    parser.add_argument(
+        "--baseline",
+        metavar="RESULTS.csv",
+        help="also report the improvement over this results file's op counts (e.g. the "
+        "default pipeline replayed by the env, agents/default_pipeline/results-*.csv)",
+    )
+    parser.add_argument("--json", metavar="PATH", help="also write the rows to PATH as JSON")
     args = parser.parse_args(argv)
-    states: List[CompilerEnvState] = []
-    for path in args.results:
-        with CompilerEnvStateReader(open(path)) as reader:
-            states.extend(reader)
-    print(format_table(summarize(states, args.validate, args.runtime)))
+    states = read_results(args.results)
+    baseline = final_op_counts(read_results([args.baseline])) if args.baseline else None
+    rows = summarize(states, args.validate, args.runtime, baseline)
+    print(format_table(rows, baseline=baseline is not None))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"results": list(args.results), "baseline": args.baseline, "rows": [r.to_json() for r in rows]}, f, indent=1)
+            f.write("\n")
     return 0
 
 

@@ -11,8 +11,15 @@ from leaderboard.agents.random_search.policy import RandomSearch
 
 @pytest.mark.parametrize(
     "policy",
-    [default_pipeline, Greedy(max_steps=3), Beam(width=2, depth=2), RandomSearch(trials=3, length=6, seed=1)],
-    ids=["default_pipeline", "greedy", "beam", "random_search"],
+    [
+        default_pipeline,
+        Greedy(max_steps=3),
+        Greedy(max_steps=2, after_default=True),
+        Greedy(max_steps=3, lazy=True),
+        Beam(width=2, depth=2),
+        RandomSearch(trials=3, length=6, seed=1),
+    ],
+    ids=["default_pipeline", "greedy", "greedy_after_default", "greedy_lazy", "beam", "random_search"],
 )
 def test_agent_lowers_op_count_and_leaves_a_replayable_state(small_env, policy):
     env = small_env
@@ -29,13 +36,26 @@ def test_agent_lowers_op_count_and_leaves_a_replayable_state(small_env, policy):
     assert env.commandline_to_actions(env.commandline()) == actions
 
 
-def test_greedy_finds_every_reduction_on_the_small_module(small_env):
+@pytest.mark.parametrize("lazy", [False, True])
+def test_greedy_finds_every_reduction_on_the_small_module(small_env, lazy):
     env = small_env
     env.reset()
-    Greedy(max_steps=10)(env)
+    Greedy(max_steps=10, lazy=lazy)(env)
     # cse merges the two adds, algsimp removes the double negation.
     assert env.observation["OpCount"] == 2
     assert env.observation["OpCount"] < env.observation["OpCountInitial"]
+
+
+def test_lazy_greedy_ends_where_no_pass_helps(small_env):
+    from leaderboard.agents.common import try_pass
+
+    env = small_env
+    env.reset()
+    Greedy(lazy=True)(env)
+    final = env.observation["OpCount"]
+    for action in range(env.action_space.n):
+        count = try_pass(env, action)
+        assert count is None or count >= final
 
 
 def test_random_search_is_reproducible(small_env):
@@ -46,3 +66,13 @@ def test_random_search_is_reproducible(small_env):
         RandomSearch(trials=2, length=5, seed=7)(env)
         runs.append(list(env.actions))
     assert runs[0] == runs[1]
+
+
+def test_greedy_after_default_is_never_worse_than_the_default_replay(small_env):
+    env = small_env
+    env.reset()
+    default_pipeline(env)
+    replay = env.observation["OpCount"]
+    env.reset()
+    Greedy(max_steps=5, after_default=True)(env)
+    assert env.observation["OpCount"] <= replay

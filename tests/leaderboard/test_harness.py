@@ -55,3 +55,16 @@ def test_eval_writes_a_csv_that_compiler_gym_validates(tmp_path, capsys):
         ]
     )
     assert len(results.read_text().splitlines()) == 2
+
+
+def test_sample_takes_n_per_suite_deterministically():
+    from leaderboard.harness import sample_per_suite
+
+    uris = [f"benchmark://xla-{s}-v0/b{i}" for s in ("gpt2", "bert") for i in range(5)] + ["benchmark://xla-vit-v0/only"]
+    sample = sample_per_suite(uris, 2, seed=0)
+    assert sample == sorted(sample) and set(sample) <= set(uris)
+    assert [u.split("/")[2] for u in sample].count("xla-gpt2-v0") == 2
+    assert [u.split("/")[2] for u in sample].count("xla-bert-v0") == 2
+    assert "benchmark://xla-vit-v0/only" in sample  # fewer than n: all of them
+    assert sample_per_suite(list(reversed(uris)), 2, seed=0) == sample
+    assert any(sample_per_suite(uris, 2, seed=s) != sample for s in range(1, 10))

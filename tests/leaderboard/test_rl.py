@@ -34,14 +34,35 @@ def test_train_tiny_budget_and_act(tmp_path, small_env, algo, extra):
     run, _ = train(args)
     record = json.loads((run / "args.json").read_text())
     assert record["args"]["algo"] == algo and record["versions"]["jaxlib"] == "0.10.2"
+    hyper = record["hyperparameters"]
+    assert hyper["class"].lower() == algo and hyper["seed"] == 0 and "gamma" in hyper
     assert (run / "model.zip").is_file()
+    assert json.loads((run / "result.json").read_text())["timesteps"] >= 16
     assert list(run.glob("monitor-0.monitor.csv"))
 
     env = small_env
     env.reset()
     start = env.observation["OpCount"]
-    RlPolicy(run)(env)
+    policy = RlPolicy(run)
+    assert sorted(policy.preferences(policy._observe(env))) == list(range(env.action_space.n))
+    policy(env)
     assert env.observation["OpCount"] <= start
+    # Only passes that changed the module are kept, and their replay is the result.
+    actions, final = list(env.actions), env.observation["OpCount"]
+    env.reset()
+    for action in actions:
+        assert not env.step(action)[3]["action_had_no_effect"]
+    assert env.observation["OpCount"] == final
+
+
+def test_max_minutes_stops_training_and_records_the_steps(tmp_path):
+    args = parse_args(
+        ["--algo=ppo", "--total-timesteps=64", "--n-steps=8", "--n-envs=1", "--episode-length=4",
+         "--max-train-benchmarks=1", "--dummy-vec-env", "--max-minutes=1e-9", f"--out={tmp_path}"]
+    )
+    run, _ = train(args)
+    result = json.loads((run / "result.json").read_text())
+    assert 0 < result["timesteps"] < 64
 
 
 def test_flags_have_help_and_reject_unknown_algorithms(capsys):

@@ -45,3 +45,18 @@ def test_unknown_benchmark_is_an_error():
 
 def test_family_is_the_dataset_name():
     assert family("benchmark://xla-resnet-v0/resnet18-train") == "xla-resnet-v0"
+
+
+def test_baseline_is_another_results_op_counts():
+    from leaderboard.summary import final_op_counts, op_counts
+
+    initial, default = op_counts()[GPT2]
+    replay = [_state(GPT2, 1.1)]  # removes 10% more ops than XLA's default
+    baseline = final_op_counts(replay)
+    assert baseline[GPT2] == pytest.approx(initial - 1.1 * (initial - default))
+    rows = summarize([_state(GPT2, 1.21)], baseline=baseline)
+    assert rows[-1].improvement == pytest.approx(0.21)
+    assert rows[-1].vs_baseline == pytest.approx(0.1)
+    assert "vs baseline" in format_table(rows, baseline=True)
+    with pytest.raises(LookupError, match="baseline"):
+        summarize([_state(RESNET, 1.0)], baseline=baseline)

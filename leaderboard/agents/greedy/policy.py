@@ -2,14 +2,25 @@
 
 Every pass is tried on a fork of the current state; the best is applied;
 the search stops when no pass lowers the op count (or after ``max_steps``).
+
+``lazy=True`` sweeps every pass only when it must: after a full sweep, the
+next steps try only the passes that lowered the op count in it (most of the
+64 passes change nothing on a given module, yet each try costs a compile),
+and a new full sweep runs when none of those helps any more. The search
+still stops only where a full sweep finds nothing, so the end state is a
+local optimum in the same sense; the path may differ. With
+``after_default=True`` the search starts from the state XLA's default
+pipeline (replayed pass by pass) leaves: a polish of the default ordering.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Dict, Iterable, Optional
 
 from compiler_gym.envs import CompilerEnv
 
 from leaderboard.agents.common import op_count, try_pass
+from leaderboard.agents.default_pipeline.policy import policy as default_pipeline
 
 __all__ = ["Greedy", "policy"]
 
@@ -17,18 +28,31 @@ __all__ = ["Greedy", "policy"]
 @dataclass
 class Greedy:
     max_steps: int = 50
+    lazy: bool = False
+    after_default: bool = False
 
     def __call__(self, env: CompilerEnv) -> None:
+        if self.after_default:
+            default_pipeline(env)
+        every = range(env.action_space.n)
+        candidates: Iterable[int] = every
         for _ in range(self.max_steps):
             current = op_count(env)
-            results = {a: try_pass(env, a) for a in range(env.action_space.n)}
-            counts = {a: c for a, c in results.items() if c is not None}
-            if not counts:
+            improving = self._improving(env, candidates, current)
+            if not improving and candidates is not every:  # the lazy set ran dry
+                candidates = every
+                improving = self._improving(env, every, current)
+            if not improving:
                 return
-            action = min(counts, key=lambda a: (counts[a], a))
-            if counts[action] >= current:
-                return
-            env.step(action)
+            env.step(min(improving, key=lambda a: (improving[a], a)))
+            if self.lazy:
+                candidates = sorted(improving)
+
+    @staticmethod
+    def _improving(env: CompilerEnv, actions: Iterable[int], current: int) -> Dict[int, int]:
+        """Action -> op count after it, for the actions that lower the op count."""
+        counts: Dict[int, Optional[int]] = {a: try_pass(env, a) for a in actions}
+        return {a: c for a, c in counts.items() if c is not None and c < current}
 
 
 policy = Greedy()

@@ -4,9 +4,13 @@
 --policy "leaderboard.agents.rl.policy:from_env()"`` evaluates the run saved
 by ``leaderboard.agents.rl.train``.
 
-The model acts deterministically for ``episode_length`` steps; the best
-state on that trajectory (fewest ops) is kept: the env is reset and the best
-prefix replayed (cached in the service, so cheap).
+The model acts greedily (its most likely action; DQN: the highest Q value)
+for ``episode_length`` steps, except that an action which left the module
+unchanged (or that XLA failed on) is not taken again from that same state:
+the next-preferred action is. A deterministic policy would otherwise repeat
+a no-op until the episode ends. The best state on the trajectory (fewest
+ops) is kept: the env is reset and the best prefix replayed (cached in the
+service, so cheap).
 """
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, List
+from typing import Any, List, Set
 
 import numpy as np
 from compiler_gym.envs import CompilerEnv
@@ -35,7 +39,7 @@ class RlPolicy:
         import sb3_contrib
         import stable_baselines3 as sb3
 
-        cls = {"ppo": sb3.PPO, "a2c": sb3.A2C, "dqn": sb3.DQN, "trpo": sb3_contrib.TRPO}[args["algo"]]
+        cls: Any = {"ppo": sb3.PPO, "a2c": sb3.A2C, "dqn": sb3.DQN, "trpo": sb3_contrib.TRPO}[args["algo"]]
         self.model: Any = cls.load(self.run / "model.zip", device="cpu")
 
     def _observe(self, env: CompilerEnv) -> np.ndarray:
@@ -45,17 +49,38 @@ class RlPolicy:
             features.append(np.log1p([float(cost[k]) for k in COST_FEATURES]))
         return np.concatenate(features).astype(np.float32)
 
+    def preferences(self, observation: np.ndarray) -> np.ndarray:
+        """Every action, most preferred first."""
+        import torch
+
+        with torch.no_grad():
+            obs, _ = self.model.policy.obs_to_tensor(observation)
+            if self.args["algo"] == "dqn":
+                scores = self.model.q_net(obs)[0]
+            else:
+                scores = self.model.policy.get_distribution(obs).distribution.logits[0]
+        return np.argsort(-scores.numpy(), kind="stable")
+
     def __call__(self, env: CompilerEnv) -> None:
         benchmark = env.benchmark
         actions: List[int] = []
         best, best_count = 0, op_count(env)
+        futile: Set[int] = set()  # actions that changed nothing from the current state
         for _ in range(self.args["episode_length"]):
-            action, _ = self.model.predict(self._observe(env), deterministic=True)
+            ranked = [int(a) for a in self.preferences(self._observe(env)) if int(a) not in futile]
+            if not ranked:
+                break
+            action = ranked[0]
             try:
-                env.step(int(action))
+                _, _, _, info = env.step(action)
             except ValueError:  # XLA failed on this pass: state unchanged
+                futile.add(action)
                 continue
-            actions.append(int(action))
+            if info.get("action_had_no_effect"):
+                futile.add(action)
+                continue
+            actions.append(action)  # only passes that changed the module are replayed
+            futile.clear()
             if op_count(env) < best_count:
                 best, best_count = len(actions), op_count(env)
         env.reset(benchmark=benchmark)

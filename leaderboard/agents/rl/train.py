@@ -13,9 +13,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import math
 import platform
 import random
 import sys
+import time
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -23,7 +25,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-__all__ = ["Args", "ALGOS", "parse_args", "train"]
+__all__ = ["Args", "ALGOS", "hyperparameters", "parse_args", "train"]
 
 ALGOS = ("ppo", "a2c", "dqn", "trpo")
 
@@ -56,6 +58,9 @@ class Args:
     """rollout length per environment (PPO, A2C, TRPO)"""
     checkpoint_every: int = 5_000
     """save a checkpoint every this many steps"""
+    max_minutes: float = 0.0
+    """if > 0, stop training after this many minutes of wall time (the steps
+    actually taken are recorded in result.json)"""
     out: str = "runs"
     """folder for the run (a subfolder named after algo, reward and seed is made)"""
     dummy_vec_env: bool = False
@@ -88,8 +93,13 @@ def _field_docs() -> Dict[str, str]:
     body = tree.body[0].body  # type: ignore[attr-defined]
     docs = {}
     for node, following in zip(body, body[1:]):
-        if isinstance(node, ast.AnnAssign) and isinstance(following, ast.Expr):
-            docs[node.target.id] = following.value.value  # type: ignore[union-attr]
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+        ):
+            docs[node.target.id] = str(following.value.value)
     return docs
 
 
@@ -163,12 +173,43 @@ def train(args: Args) -> Tuple[Path, Any]:
     vec = DummyVecEnv(factories) if args.dummy_vec_env else SubprocVecEnv(factories)
     try:
         model = _model(args, vec)
+        record["hyperparameters"] = hyperparameters(model)
+        (run / "args.json").write_text(json.dumps(record, indent=1) + "\n")
         checkpoints = CheckpointCallback(max(args.checkpoint_every // args.n_envs, 1), str(run / "checkpoints"))
-        model.learn(args.total_timesteps, callback=checkpoints, progress_bar=True)
+        started = time.monotonic()
+        callbacks = [checkpoints, _TimeLimit(started + 60 * args.max_minutes if args.max_minutes > 0 else math.inf)]
+        model.learn(args.total_timesteps, callback=callbacks, progress_bar=True)
         model.save(run / "model.zip")
+        result = {"timesteps": int(model.num_timesteps), "minutes": (time.monotonic() - started) / 60}
+        (run / "result.json").write_text(json.dumps(result, indent=1) + "\n")
     finally:
         vec.close()
     return run, model
+
+
+def hyperparameters(model: Any) -> Dict[str, Any]:
+    """Every scalar setting of an SB3 model (its defaults included), for args.json."""
+    out: Dict[str, Any] = {"class": type(model).__name__, "policy": type(model.policy).__name__}
+    for key, value in sorted(vars(model).items()):
+        if key.startswith("_") or key in ("num_timesteps", "start_time", "verbose"):
+            continue
+        if key in ("clip_range", "clip_range_vf", "exploration_schedule") and callable(value):
+            value = value(1.0)  # the schedule at the start of training
+        if isinstance(value, (bool, int, float, str)):
+            out[key] = value
+    out["net_arch"] = repr(getattr(model.policy, "net_arch", None))
+    return out
+
+
+def _TimeLimit(deadline: float) -> Any:
+    """A callback that stops training at ``deadline`` (``time.monotonic()``)."""
+    from stable_baselines3.common.callbacks import BaseCallback
+
+    class TimeLimit(BaseCallback):
+        def _on_step(self) -> bool:
+            return time.monotonic() < deadline
+
+    return TimeLimit()
 
 
 if __name__ == "__main__":

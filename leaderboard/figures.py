@@ -1,0 +1,165 @@
+"""The leaderboard's figures, drawn from its results files (PNG).
+
+``python -m leaderboard.figures [--out leaderboard/figures]``
+
+- ``algorithms.png`` (like the paper's Figure 2): the improvement over XLA's
+  default pipeline (the paper's metric, ``leaderboard.summary``) of every
+  agent, per test family and overall.
+- ``per_benchmark.png`` (like its Figure 3): per benchmark, the op-count
+  reduction of each chosen agent relative to the default pipeline's, minus one.
+- ``ppo_enhancements.png`` (like its Figure 4): PPO against PPO with reward
+  shaping and PPO with cost features in the value function.
+- ``training.png``: training curves (episode return against environment
+  steps, a rolling mean) from the runs' ``monitor-*.csv`` files.
+
+Every input is a results CSV written by ``leaderboard.eval`` (``--results
+LABEL=PATH``, repeatable; defaults to the committed ones) or a run folder of
+``leaderboard.agents.rl.train`` (``--runs``).
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from leaderboard.summary import agent_op_count, family, op_counts, read_results, summarize  # noqa: E402
+
+__all__ = ["DEFAULT_RESULTS", "main"]
+
+HERE = Path(__file__).parent
+#: label -> results CSV, the leaderboard's rows on the test sample.
+DEFAULT_RESULTS = {
+    "default pipeline": "agents/default_pipeline/results-sample4.csv",
+    "random search": "agents/random_search/results-sample4.csv",
+    "greedy": "agents/greedy/results-sample4.csv",
+    "default + greedy": "agents/greedy/results-after-default-sample4.csv",
+    "beam": "agents/beam/results-sample4.csv",
+    "PPO": "agents/rl/results/ppo-OpCount-seed0-sample4.csv",
+    "A2C": "agents/rl/results/a2c-OpCount-seed0-sample4.csv",
+    "DQN": "agents/rl/results/dqn-OpCount-seed0-sample4.csv",
+    "TRPO": "agents/rl/results/trpo-OpCount-seed0-sample4.csv",
+    "PPO + shaping": "agents/rl/results/ppo-OpCountShaped-seed0-sample4.csv",
+    "PPO + cost in value": "agents/rl/results/ppo-OpCount-costvf-seed0-sample4.csv",
+}
+PPO_FAMILY = ("PPO", "PPO + shaping", "PPO + cost in value")
+PER_BENCHMARK = ("default pipeline", "greedy", "default + greedy", "PPO")
+
+
+def _improvements(paths: Dict[str, str]) -> Dict[str, Dict[str, float]]:
+    """label -> family (and "overall") -> the paper's metric."""
+    return {label: {row.name: row.improvement for row in summarize(read_results([path]))} for label, path in paths.items()}
+
+
+def _bars(ax: plt.Axes, table: Dict[str, Dict[str, float]], title: str) -> None:
+    groups = sorted({g for row in table.values() for g in row if g != "overall"}) + ["overall"]
+    width = 0.8 / max(len(table), 1)
+    for i, (label, row) in enumerate(table.items()):
+        values = [100 * row.get(g, math.nan) for g in groups]
+        ax.bar([x + i * width for x in range(len(groups))], values, width, label=label)
+    ax.set_xticks([x + width * (len(table) - 1) / 2 for x in range(len(groups))])
+    ax.set_xticklabels([g.removeprefix("xla-").removesuffix("-v0") for g in groups])
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_ylabel("improvement over XLA default (%)")
+    ax.set_title(title)
+    ax.legend(fontsize=7, ncol=2)
+
+
+def _per_benchmark(ax: plt.Axes, paths: Dict[str, str]) -> None:
+    counts = op_counts()
+    ratios: Dict[str, Dict[str, float]] = {}
+    for label, path in paths.items():
+        for state in read_results([path]):
+            initial, default = counts[state.benchmark]
+            if initial > default:
+                agent = agent_op_count(state, initial, default)
+                ratios.setdefault(state.benchmark, {})[label] = (initial - agent) / (initial - default) - 1
+    names = sorted(ratios, key=lambda b: (family(b), b))
+    width = 0.8 / max(len(paths), 1)
+    for i, label in enumerate(paths):
+        ax.bar([x + i * width for x in range(len(names))], [100 * ratios[b].get(label, math.nan) for b in names], width, label=label)
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels([b.rsplit("/", 1)[-1] for b in names], rotation=90, fontsize=6)
+    ax.axhline(0, color="black", linewidth=0.8)
+    ax.set_ylabel("reduction vs XLA default (%)")
+    ax.set_title("Per test benchmark (benchmarks where the default removes ops)")
+    ax.legend(fontsize=7)
+
+
+def _monitor(path: Path) -> List[Tuple[float, int, float]]:
+    """(seconds since start, episode length, return) rows of an SB3 monitor CSV."""
+    with open(path) as f:
+        next(f)  # the JSON header line
+        return [(float(r["t"]), int(r["l"]), float(r["r"])) for r in csv.DictReader(f)]
+
+
+def _training(ax: plt.Axes, runs: Sequence[Path], window: int = 20) -> None:
+    for run in runs:
+        episodes = sorted(row for m in run.glob("monitor-*.csv") for row in _monitor(m))
+        if not episodes:
+            continue
+        steps, returns, total = [], [], 0
+        for i, (_, length, _) in enumerate(episodes):
+            total += length
+            recent = episodes[max(0, i - window + 1) : i + 1]
+            steps.append(total)
+            returns.append(sum(r for _, _, r in recent) / len(recent))
+        ax.plot(steps, returns, label=run.name)
+    ax.set_xlabel("environment steps (all environments)")
+    ax.set_ylabel(f"episode return, rolling mean of {window}")
+    ax.set_title("Training on the GPT-2 train split")
+    ax.legend(fontsize=7)
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--results", action="append", default=None, metavar="LABEL=PATH", help="a results CSV and its label (repeatable; default: the committed results)")
+    parser.add_argument("--runs", action="append", default=None, help="an RL run folder for the training curves (repeatable; default: agents/rl/runs/*)")
+    parser.add_argument("--out", default=str(HERE / "figures"), help="folder for the PNG files (default: %(default)s)")
+    args = parser.parse_args(argv)
+    if args.results:
+        paths = dict(item.split("=", 1) for item in args.results)
+    else:
+        paths = {label: str(HERE / p) for label, p in DEFAULT_RESULTS.items() if (HERE / p).is_file()}
+    if not paths:
+        parser.error("no results files: pass --results LABEL=PATH")
+    runs = [Path(r) for r in args.runs] if args.runs else sorted((HERE / "agents/rl/runs").glob("*"))
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    table = _improvements(paths)
+
+    figure, ax = plt.subplots(figsize=(12, 5))
+    _bars(ax, table, "Agents on the test sample")
+    _save(figure, out / "algorithms.png")
+    ppo = {k: v for k, v in table.items() if k in PPO_FAMILY}
+    if ppo:
+        figure, ax = plt.subplots(figsize=(8, 4.5))
+        _bars(ax, ppo, "PPO and the paper's two enhancements")
+        _save(figure, out / "ppo_enhancements.png")
+    chosen = {k: v for k, v in paths.items() if k in PER_BENCHMARK} or paths
+    figure, ax = plt.subplots(figsize=(12, 5))
+    _per_benchmark(ax, chosen)
+    _save(figure, out / "per_benchmark.png")
+    if runs:
+        figure, ax = plt.subplots(figsize=(8, 4.5))
+        _training(ax, runs)
+        _save(figure, out / "training.png")
+    return 0
+
+
+def _save(figure: plt.Figure, path: Path) -> None:
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+    print(path, file=sys.stderr)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

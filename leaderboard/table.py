@@ -1,0 +1,85 @@
+"""The results tables of ``leaderboard/README.md``, from the committed summaries.
+
+``python -m leaderboard.table`` prints two Markdown tables: the leaderboard
+(one row per agent, CompilerGym's columns then ours) and the improvement per
+test family. Each row comes from ``<results>.summary.json``, written by
+``leaderboard.summary --json`` (``leaderboard/reproduce.sh summary``); an
+agent whose summary is missing is left out.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence
+
+from leaderboard.figures import DEFAULT_RESULTS, HERE
+
+__all__ = ["main", "rows"]
+
+AUTHOR = "xla-gym"
+DATE = "2026-11"
+
+
+def rows(results: Dict[str, str]) -> Dict[str, Dict[str, Any]]:
+    """label -> {"csv": path, "rows": {family: metrics}} for every summarized result."""
+    out = {}
+    for label, csv in results.items():
+        summary = Path(csv).with_suffix(".summary.json")
+        if summary.is_file():
+            data = json.loads(summary.read_text())
+            out[label] = {"csv": csv, "rows": {r["name"]: r for r in data["rows"]}}
+    return out
+
+
+def _pct(value: float) -> str:
+    return "-" if math.isnan(value) else f"{value:+.1%}"
+
+
+def leaderboard(table: Dict[str, Dict[str, Any]]) -> List[str]:
+    lines = [
+        "| Author | Algorithm | Links | Date | Walltime (mean) | Improvement over XLA default (geomean) "
+        "| over the replayed default | >= default | Validated | Speedup (geomean) |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for label, entry in table.items():
+        r = entry["rows"]["overall"]
+        link = f"[results]({os.path.relpath(entry['csv'], HERE)})"
+        left_out = f" ({r['nonpositive']} <= 0 left out)" if r["nonpositive"] else ""
+        lines.append(
+            f"| {AUTHOR} | {label} | {link} | {DATE} | {r['walltime']:,.1f} s "
+            f"| {_pct(r['improvement'])}{left_out} | {_pct(r['vs_baseline'])} "
+            f"| {r['at_least_default']:.0%} | {r['validated']}/{r['checked']} | {r['speedup']:.3f}x |"
+        )
+    return lines
+
+
+def by_family(table: Dict[str, Dict[str, Any]]) -> List[str]:
+    families = sorted({f for e in table.values() for f in e["rows"] if f != "overall"}) + ["overall"]
+    short = [f.removeprefix("xla-").removesuffix("-v0") for f in families]
+    lines = ["| Algorithm | " + " | ".join(short) + " |", "|---" * (len(families) + 1) + "|"]
+    for label, entry in table.items():
+        cells = [_pct(entry["rows"][f]["improvement"]) if f in entry["rows"] else "" for f in families]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--results", action="append", default=None, metavar="LABEL=PATH", help="a results CSV (whose .summary.json is read) and its label (repeatable; default: the committed results)")
+    args = parser.parse_args(argv)
+    paths = dict(item.split("=", 1) for item in args.results) if args.results else {k: str(HERE / v) for k, v in DEFAULT_RESULTS.items()}
+    table = rows(paths)
+    if not table:
+        parser.error("no summaries found: run leaderboard/reproduce.sh summary first")
+    print("\n".join(leaderboard(table)))
+    print()
+    print("\n".join(by_family(table)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
