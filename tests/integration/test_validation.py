@@ -107,3 +107,23 @@ def test_custom_benchmarks_are_validatable(env):
     env.step(env.action_space["cse"])
     result = env.validate()
     assert result.okay(), result.error_details
+
+
+def smallest_bf16_training_step(env) -> str:
+    dataset = env.datasets["benchmark://xla-gpt2-v0"]
+    names = [n for n in dataset.entries if n.endswith("bf16-train")]
+    return f"{dataset.name}/{min(names, key=lambda n: dataset.entries[n].get('text_bytes', 0))}"
+
+
+def test_a_bf16_training_step_is_validated_at_bf16_precision(env):
+    """algsimp legally re-rounds bf16 intermediates; a real change is still caught."""
+    env.reset(benchmark=smallest_bf16_training_step(env))
+    for name in ("cse", "algsimp", "reshape-mover", "algsimp"):
+        env.step(env.action_space[name])
+    assert env.observation["OpCount"] < env.observation["OpCountInitial"]
+    assert env.benchmark.validate(env) == []
+    altered = env.observation["Hlo"].replace(" add(", " subtract(")  # sums become differences
+    env.send_param("xla.debug.set_module", altered)
+    errors = env.benchmark.validate(env)
+    assert errors and errors[0].type.startswith("Output mismatch")
+    assert "tolerance rtol=0.02, atol=0.02" in errors[0].type

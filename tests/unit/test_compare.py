@@ -5,7 +5,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from xla_service.passes.compare import compare_outputs, is_inexact
+from xla_service.passes.compare import compare_outputs, compute_dtype, is_inexact
 from xla_service.passes.schema import tolerance
 
 
@@ -59,3 +59,29 @@ def test_bfloat16_has_a_looser_tolerance():
 def test_structure_mismatches(actual, message):
     (found,) = compare_outputs([np.zeros(2, np.float32)], actual)
     assert message in found
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("ENTRY e { p = f32[4] parameter(0) ROOT n = f32[4] negate(p) }", ""),
+        ("ENTRY e { p = f32[4] parameter(0) c = bf16[4] convert(p) ROOT r = f32[4] convert(c) }", "bfloat16"),
+        ("ENTRY e { p = f16[4] parameter(0) ROOT r = f32[4] convert(p) }", "float16"),
+        ("ENTRY e { p = f16[4] parameter(0) q = bf16[4] parameter(1) ROOT t = (f16[4], bf16[4]) tuple(p, q) }", "bfloat16"),
+        ("ENTRY e { p = f8e4m3fn[4] parameter(0) ROOT r = f32[4] convert(p) }", "float8"),
+        ("ENTRY e { bf16_like = f32[4] parameter(0) ROOT r = f32[4] negate(bf16_like) }", ""),
+    ],
+)
+def test_compute_dtype_is_the_narrowest_float_in_the_module(text, expected):
+    assert compute_dtype(text) == expected
+
+
+def test_float32_outputs_of_a_bf16_module_are_compared_at_bf16_tolerance():
+    expected = np.array([0.691832], np.float32)
+    actual = np.array([0.695738], np.float32)  # a bf16 rounding step away (measured on BERT bf16)
+    assert compare_outputs([expected], [actual]) != []
+    assert compare_outputs([expected], [actual], compute="bfloat16") == []
+    far = np.array([0.8], np.float32)
+    assert compare_outputs([expected], [far], compute="bfloat16") != []
+    # integers stay exact whatever the compute type
+    assert compare_outputs([np.array([1], np.int32)], [np.array([2], np.int32)], compute="bfloat16") != []

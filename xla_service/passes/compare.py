@@ -1,18 +1,23 @@
 """Comparing a module's outputs with the original's, dtype-aware (NumPy only).
 
 Floating point and complex outputs pass within ``schema.TOLERANCES``
-(NaN where the original has NaN, infinities equal); integers and booleans
+(NaN where the original has NaN, infinities equal), at the tolerance of the
+narrowest float type the module computes in if that is looser (a bf16
+training step's float32 outputs carry bf16 rounding); integers and booleans
 must be equal. A mismatch names the output, the largest difference and where.
 """
 from __future__ import annotations
 
+import re
 from typing import List, Optional, Sequence
 
 import numpy as np
 
-from xla_service.passes.schema import tolerance
+from xla_service.passes.schema import NARROW_HLO_FLOATS, tolerance
 
-__all__ = ["compare_output", "compare_outputs", "describe", "is_inexact"]
+__all__ = ["compare_output", "compare_outputs", "compute_dtype", "describe", "is_inexact"]
+
+_F8 = re.compile(r"\bf8e\w*\[")
 
 
 def is_inexact(dtype: np.dtype) -> bool:
@@ -33,8 +38,25 @@ def describe(array: np.ndarray) -> str:
     return f"{array.dtype.name}[{','.join(str(d) for d in array.shape)}]"
 
 
-def compare_output(index: int, expected: np.ndarray, actual: np.ndarray) -> Optional[str]:
-    """Why output ``index`` differs from the original, or None if it matches."""
+def compute_dtype(hlo_text: str) -> str:
+    """The narrowest floating point type an HLO module computes in ("" if none
+    narrower than float32): ``bfloat16``, ``float16``, or ``float8`` for the
+    float8 family (``schema.DEFAULT_TOLERANCE``)."""
+    if _F8.search(hlo_text):
+        return "float8"
+    found = [name for hlo, name in NARROW_HLO_FLOATS.items() if re.search(rf"\b{hlo}\[", hlo_text)]
+    # bfloat16 is coarser than float16: its tolerance wins
+    return "bfloat16" if "bfloat16" in found else (found[0] if found else "")
+
+
+def compare_output(
+    index: int, expected: np.ndarray, actual: np.ndarray, compute: str = ""
+) -> Optional[str]:
+    """Why output ``index`` differs from the original, or None if it matches.
+
+    ``compute`` is the module's narrowest compute type (``compute_dtype``):
+    inexact outputs are compared at the looser of its tolerance and their own.
+    """
     name = f"output {index} ({describe(expected)})"
     if expected.shape != actual.shape or expected.dtype != actual.dtype:
         return f"{name}: expected {describe(expected)}, got {describe(actual)}"
@@ -52,7 +74,7 @@ def compare_output(index: int, expected: np.ndarray, actual: np.ndarray) -> Opti
             f"difference {diff[at]} at index {tuple(int(i) for i in at)} "
             f"(expected {expected[at]}, got {actual[at]}; integers must be equal)"
         )
-    rtol, atol = tolerance(expected.dtype.name)
+    rtol, atol = tolerance(expected.dtype.name, compute)
     complex_ = np.issubdtype(expected.dtype, np.complexfloating)
     e = expected.astype(np.complex128 if complex_ else np.float64)
     a = actual.astype(np.complex128 if complex_ else np.float64)
@@ -72,9 +94,11 @@ def compare_output(index: int, expected: np.ndarray, actual: np.ndarray) -> Opti
     )
 
 
-def compare_outputs(expected: Sequence[np.ndarray], actual: Sequence[np.ndarray]) -> List[str]:
+def compare_outputs(
+    expected: Sequence[np.ndarray], actual: Sequence[np.ndarray], compute: str = ""
+) -> List[str]:
     """Every difference between two executions' outputs (empty: they match)."""
     if len(expected) != len(actual):
         return [f"expected {len(expected)} outputs, got {len(actual)}"]
-    found = (compare_output(i, e, a) for i, (e, a) in enumerate(zip(expected, actual)))
+    found = (compare_output(i, e, a, compute) for i, (e, a) in enumerate(zip(expected, actual)))
     return [f for f in found if f is not None]

@@ -20,7 +20,7 @@ from jax._src.lib import _jax, hlo, xla_client
 
 from xla_service.errors import ExecutionError
 from xla_service.opcodes import OPCODES
-from xla_service.passes.compare import compare_outputs, is_inexact
+from xla_service.passes.compare import compare_outputs, compute_dtype, is_inexact
 from xla_service.passes.hlo_graph import InstructionRecord, build_graph, entry_and_roots
 from xla_service.passes.schema import COST_KEYS, INPUT_INT_HIGH, RUNTIME_WARMUP
 from xla_service.passes.xla import parse
@@ -176,5 +176,5 @@ def validate(original: str, current: str, seed: int) -> Dict[str, Any]:
         actual = _outputs(current_executable, inputs)
     except ExecutionError as e:
         return {**failed, "errors": [str(e)]}
-    errors = compare_outputs(expected, actual)
+    errors = compare_outputs(expected, actual, compute_dtype(original))
     return {"status": "mismatch" if errors else "ok", "outputs": len(expected), "errors": errors}

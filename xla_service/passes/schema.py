@@ -81,6 +81,21 @@ MAX_RUNTIME_REPETITIONS = 1000
 RUNTIME_WARMUP = 1
 
 
-def tolerance(dtype_name: str) -> Tuple[float, float]:
-    """``(rtol, atol)`` for a floating point or complex dtype name."""
-    return TOLERANCES.get(dtype_name, DEFAULT_TOLERANCE)
+#: HLO element types narrower than float32, as NumPy dtype names: a module
+#: that computes in one of them is validated at its tolerance (every output,
+#: float32 ones included), since a pass may legally change the rounding of
+#: its intermediates (``compute_dtype``).
+NARROW_HLO_FLOATS: Dict[str, str] = {"bf16": "bfloat16", "f16": "float16"}
+
+
+def tolerance(dtype_name: str, compute_dtype: str = "") -> Tuple[float, float]:
+    """``(rtol, atol)`` for a floating point or complex dtype name.
+
+    With ``compute_dtype`` (the narrowest float type the module computes in),
+    the looser of the two tolerances.
+    """
+    own = TOLERANCES.get(dtype_name, DEFAULT_TOLERANCE)
+    if not compute_dtype:
+        return own
+    compute = TOLERANCES.get(compute_dtype, DEFAULT_TOLERANCE)
+    return max(own[0], compute[0]), max(own[1], compute[1])
