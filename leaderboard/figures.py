@@ -10,7 +10,9 @@
 - ``ppo_enhancements.png`` (like its Figure 4): PPO against PPO with reward
   shaping and PPO with cost features in the value function.
 - ``training.png``: training curves (episode return against environment
-  steps, a rolling mean) from the runs' ``monitor-*.csv`` files.
+  steps, a rolling mean) from the runs' ``monitor-*.csv`` files, one panel
+  per reward space (``OpCount`` returns are fractions of the initial op
+  count, ``OpCountShaped`` ones are in operations).
 
 Every input is a results CSV written by ``leaderboard.eval`` (``--results
 LABEL=PATH``, repeatable; defaults to the committed ones) or a run folder of
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import json
 import math
 import sys
 from pathlib import Path
@@ -32,7 +35,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from leaderboard.summary import agent_op_count, family, op_counts, read_results, summarize  # noqa: E402
 
-__all__ = ["DEFAULT_RESULTS", "main"]
+__all__ = ["DEFAULT_RESULTS", "labelled_results", "main"]
 
 HERE = Path(__file__).parent
 #: label -> results CSV, the leaderboard's rows on the test sample.
@@ -51,6 +54,16 @@ DEFAULT_RESULTS = {
 }
 PPO_FAMILY = ("PPO", "PPO + shaping", "PPO + cost in value")
 PER_BENCHMARK = ("default pipeline", "greedy", "default + greedy", "PPO")
+
+
+def labelled_results(parser: argparse.ArgumentParser, items: Optional[Sequence[str]]) -> Dict[str, str]:
+    """``--results LABEL=PATH`` items as {label: path}; the committed results if none."""
+    if not items:
+        return {label: str(HERE / p) for label, p in DEFAULT_RESULTS.items() if (HERE / p).is_file()}
+    bad = [item for item in items if "=" not in item]
+    if bad:
+        parser.error(f"--results: expected LABEL=PATH, got {bad[0]!r}")
+    return dict(item.split("=", 1) for item in items)
 
 
 def _improvements(paths: Dict[str, str]) -> Dict[str, Dict[str, float]]:
@@ -100,22 +113,29 @@ def _monitor(path: Path) -> List[Tuple[float, int, float]]:
         return [(float(r["t"]), int(r["l"]), float(r["r"])) for r in csv.DictReader(f)]
 
 
-def _training(ax: plt.Axes, runs: Sequence[Path], window: int = 20) -> None:
-    for run in runs:
-        episodes = sorted(row for m in run.glob("monitor-*.csv") for row in _monitor(m))
-        if not episodes:
-            continue
-        steps, returns, total = [], [], 0
-        for i, (_, length, _) in enumerate(episodes):
-            total += length
-            recent = episodes[max(0, i - window + 1) : i + 1]
-            steps.append(total)
-            returns.append(sum(r for _, _, r in recent) / len(recent))
-        ax.plot(steps, returns, label=run.name)
-    ax.set_xlabel("environment steps (all environments)")
-    ax.set_ylabel(f"episode return, rolling mean of {window}")
-    ax.set_title("Training on the GPT-2 train split")
-    ax.legend(fontsize=7)
+def _reward_space(run: Path) -> str:
+    try:
+        return str(json.loads((run / "args.json").read_text())["args"]["reward_space"])
+    except (OSError, KeyError, ValueError):
+        return "OpCount"
+
+
+def _training(axes: Sequence[plt.Axes], spaces: Sequence[str], runs: Sequence[Path], window: int = 20) -> None:
+    """One panel per reward space (their returns have different scales)."""
+    for ax, space in zip(axes, spaces):
+        for run in (r for r in runs if _reward_space(r) == space):
+            episodes = sorted(row for m in run.glob("monitor-*.csv") for row in _monitor(m))
+            steps, returns, total = [], [], 0
+            for i, (_, length, _) in enumerate(episodes):
+                total += length
+                recent = episodes[max(0, i - window + 1) : i + 1]
+                steps.append(total)
+                returns.append(sum(r for _, _, r in recent) / len(recent))
+            ax.plot(steps, returns, label=run.name)
+        ax.set_xlabel("environment steps (all environments)")
+        ax.set_ylabel(f"episode return, rolling mean of {window}")
+        ax.set_title(f"Training on the GPT-2 train split: {space}")
+        ax.legend(fontsize=7)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -124,10 +144,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--runs", action="append", default=None, help="an RL run folder for the training curves (repeatable; default: agents/rl/runs/*)")
     parser.add_argument("--out", default=str(HERE / "figures"), help="folder for the PNG files (default: %(default)s)")
     args = parser.parse_args(argv)
-    if args.results:
-        paths = dict(item.split("=", 1) for item in args.results)
-    else:
-        paths = {label: str(HERE / p) for label, p in DEFAULT_RESULTS.items() if (HERE / p).is_file()}
+    paths = labelled_results(parser, args.results)
     if not paths:
         parser.error("no results files: pass --results LABEL=PATH")
     runs = [Path(r) for r in args.runs] if args.runs else sorted((HERE / "agents/rl/runs").glob("*"))
@@ -148,8 +165,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     _per_benchmark(ax, chosen)
     _save(figure, out / "per_benchmark.png")
     if runs:
-        figure, ax = plt.subplots(figsize=(8, 4.5))
-        _training(ax, runs)
+        spaces = sorted({_reward_space(r) for r in runs})
+        figure, axes = plt.subplots(1, len(spaces), figsize=(7 * len(spaces), 4.5), squeeze=False)
+        _training(axes[0], spaces, runs)
         _save(figure, out / "training.png")
     return 0
 

@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
-from leaderboard.figures import DEFAULT_RESULTS, HERE
+from leaderboard.figures import HERE, labelled_results
 
 __all__ = ["main", "rows"]
 
@@ -71,8 +71,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", action="append", default=None, metavar="LABEL=PATH", help="a results CSV (whose .summary.json is read) and its label (repeatable; default: the committed results)")
     args = parser.parse_args(argv)
-    paths = dict(item.split("=", 1) for item in args.results) if args.results else {k: str(HERE / v) for k, v in DEFAULT_RESULTS.items()}
-    table = rows(paths)
+    table = rows(labelled_results(parser, args.results))
     if not table:
         parser.error("no summaries found: run leaderboard/reproduce.sh summary first")
     print("\n".join(leaderboard(table)))

@@ -1,6 +1,7 @@
 """The figures script draws every figure from results files and run folders."""
 from __future__ import annotations
 
+import pytest
 from compiler_gym.compiler_env_state import CompilerEnvState, CompilerEnvStateWriter
 
 from leaderboard.figures import main
@@ -28,3 +29,9 @@ def test_figures_from_results_and_runs(tmp_path):
     for name in ("algorithms", "ppo_enhancements", "per_benchmark", "training"):
         png = out / f"{name}.png"
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+
+
+def test_results_must_be_labelled(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["--results", str(tmp_path / "x.csv"), "--out", str(tmp_path)])
+    assert "expected LABEL=PATH" in capsys.readouterr().err
