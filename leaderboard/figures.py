@@ -101,7 +101,8 @@ def _per_benchmark(ax: plt.Axes, paths: Dict[str, str]) -> None:
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels([b.rsplit("/", 1)[-1] for b in names], rotation=90, fontsize=6)
     ax.axhline(0, color="black", linewidth=0.8)
-    ax.set_ylabel("reduction vs XLA default (%)")
+    ax.set_yscale("symlog", linthresh=10)  # small denominators make a few ratios huge
+    ax.set_ylabel("reduction vs XLA default (%), symlog")
     ax.set_title("Per test benchmark (benchmarks where the default removes ops)")
     ax.legend(fontsize=7)
 

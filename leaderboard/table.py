@@ -1,8 +1,9 @@
 """The results tables of ``leaderboard/README.md``, from the committed summaries.
 
-``python -m leaderboard.table`` prints two Markdown tables: the leaderboard
+``python -m leaderboard.table`` prints three Markdown tables: the leaderboard
 (one row per agent, CompilerGym's columns then ours) and the improvement per
-test family. Each row comes from ``<results>.summary.json``, written by
+test family (against XLA's default, and against the replayed default
+pipeline). Each row comes from ``<results>.summary.json``, written by
 ``leaderboard.summary --json`` (``leaderboard/reproduce.sh summary``); an
 agent whose summary is missing is left out.
 """
@@ -49,20 +50,23 @@ def leaderboard(table: Dict[str, Dict[str, Any]]) -> List[str]:
         r = entry["rows"]["overall"]
         link = f"[results]({os.path.relpath(entry['csv'], HERE)})"
         left_out = f" ({r['nonpositive']} <= 0 left out)" if r["nonpositive"] else ""
+        validated = f"{r['validated']}/{r['checked']}" if r["checked"] else "not run"
+        speedup = "-" if math.isnan(r["speedup"]) else f"{r['speedup']:.3f}x"
         lines.append(
             f"| {AUTHOR} | {label} | {link} | {DATE} | {r['walltime']:,.1f} s "
             f"| {_pct(r['improvement'])}{left_out} | {_pct(r['vs_baseline'])} "
-            f"| {r['at_least_default']:.0%} | {r['validated']}/{r['checked']} | {r['speedup']:.3f}x |"
+            f"| {r['at_least_default']:.0%} | {validated} | {speedup} |"
         )
     return lines
 
 
-def by_family(table: Dict[str, Dict[str, Any]]) -> List[str]:
+def by_family(table: Dict[str, Dict[str, Any]], metric: str = "improvement") -> List[str]:
+    """One row per agent, one column per family: ``metric`` of each."""
     families = sorted({f for e in table.values() for f in e["rows"] if f != "overall"}) + ["overall"]
     short = [f.removeprefix("xla-").removesuffix("-v0") for f in families]
     lines = ["| Algorithm | " + " | ".join(short) + " |", "|---" * (len(families) + 1) + "|"]
     for label, entry in table.items():
-        cells = [_pct(entry["rows"][f]["improvement"]) if f in entry["rows"] else "" for f in families]
+        cells = [_pct(entry["rows"][f][metric]) if f in entry["rows"] else "" for f in families]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return lines
 
@@ -75,8 +79,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if not table:
         parser.error("no summaries found: run leaderboard/reproduce.sh summary first")
     print("\n".join(leaderboard(table)))
-    print()
+    print("\nImprovement over XLA's default, by test family:\n")
     print("\n".join(by_family(table)))
+    print("\nImprovement over the replayed default pipeline, by test family:\n")
+    print("\n".join(by_family(table, "vs_baseline")))
     return 0
 
 
