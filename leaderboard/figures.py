@@ -7,6 +7,8 @@
   agent, per test family and overall.
 - ``per_benchmark.png`` (like its Figure 3): per benchmark, the op-count
   reduction of each chosen agent relative to the default pipeline's, minus one.
+- ``full_test.png``: like ``algorithms.png``, for the agents also run on the
+  full test split (``FULL_RESULTS``; drawn only without ``--results``).
 - ``ppo_enhancements.png`` (like its Figure 4): PPO against PPO with reward
   shaping and PPO with cost features in the value function.
 - ``training.png``: training curves (episode return against environment
@@ -52,14 +54,23 @@ DEFAULT_RESULTS = {
     "PPO + shaping": "agents/rl/results/ppo-OpCountShaped-seed0-sample4.csv",
     "PPO + cost in value": "agents/rl/results/ppo-OpCount-costvf-seed0-sample4.csv",
 }
+#: label -> results CSV, the agents run on the full test split (106 benchmarks).
+FULL_RESULTS = {
+    "default pipeline": "agents/default_pipeline/results-test.csv",
+    "PPO": "agents/rl/results/ppo-OpCount-seed0-test.csv",
+    "PPO + shaping": "agents/rl/results/ppo-OpCountShaped-seed0-test.csv",
+    "TRPO": "agents/rl/results/trpo-OpCount-seed0-test.csv",
+}
 PPO_FAMILY = ("PPO", "PPO + shaping", "PPO + cost in value")
-PER_BENCHMARK = ("default pipeline", "greedy", "default + greedy", "PPO")
+PER_BENCHMARK = ("default pipeline", "greedy", "beam", "PPO")
 
 
-def labelled_results(parser: argparse.ArgumentParser, items: Optional[Sequence[str]]) -> Dict[str, str]:
-    """``--results LABEL=PATH`` items as {label: path}; the committed results if none."""
+def labelled_results(
+    parser: argparse.ArgumentParser, items: Optional[Sequence[str]], defaults: Dict[str, str] = DEFAULT_RESULTS
+) -> Dict[str, str]:
+    """``--results LABEL=PATH`` items as {label: path}; the committed ``defaults`` if none."""
     if not items:
-        return {label: str(HERE / p) for label, p in DEFAULT_RESULTS.items() if (HERE / p).is_file()}
+        return {label: str(HERE / p) for label, p in defaults.items() if (HERE / p).is_file()}
     bad = [item for item in items if "=" not in item]
     if bad:
         parser.error(f"--results: expected LABEL=PATH, got {bad[0]!r}")
@@ -161,6 +172,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         figure, ax = plt.subplots(figsize=(8, 4.5))
         _bars(ax, ppo, "PPO and the paper's two enhancements")
         _save(figure, out / "ppo_enhancements.png")
+    full = {} if args.results else labelled_results(parser, None, FULL_RESULTS)
+    if full:
+        figure, ax = plt.subplots(figsize=(10, 4.5))
+        _bars(ax, _improvements(full), "Agents on the full test split (106 benchmarks)")
+        _save(figure, out / "full_test.png")
     chosen = {k: v for k, v in paths.items() if k in PER_BENCHMARK} or paths
     figure, ax = plt.subplots(figsize=(12, 5))
     _per_benchmark(ax, chosen)

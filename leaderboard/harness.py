@@ -17,7 +17,7 @@ import random
 import sys
 import time
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from xla_service.env.compat import restore_numpy_names
 
@@ -84,11 +84,31 @@ def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="which split to evaluate (the leaderboard uses test)",
     )
     parser.add_argument(
+        "--shard",
+        type=_shard,
+        default=(0, 1),
+        metavar="I/N",
+        help="run only every N-th benchmark, starting at the I-th (0-based), e.g. 0/2 "
+        "and 1/2 side by side with two results files; their rows together are the whole run",
+    )
+    parser.add_argument(
         "--resume",
         action="store_true",
         help="read --leaderboard_results first and run only what it lacks",
     )
     return parser
+
+
+def _shard(text: str) -> Tuple[int, int]:
+    """``"I/N"`` -> (I, N), with 0 <= I < N."""
+    index, _, count = text.partition("/")
+    try:
+        i, n = int(index), int(count)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected I/N such as 0/2, got {text!r}") from None
+    if not 0 <= i < n:
+        raise argparse.ArgumentTypeError(f"expected 0 <= I < N, got {text!r}")
+    return i, n
 
 
 def _benchmarks(args: argparse.Namespace) -> List[str]:
@@ -97,6 +117,8 @@ def _benchmarks(args: argparse.Namespace) -> List[str]:
         uris = sample_per_suite(uris, args.sample, args.sample_seed)
     if args.max_benchmarks > 0:
         uris = uris[: args.max_benchmarks]
+    index, count = args.shard
+    uris = uris[index::count]
     return [uri for uri in uris for _ in range(args.n)]
 
 

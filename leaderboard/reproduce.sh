@@ -4,8 +4,9 @@
 #
 #   bash leaderboard/reproduce.sh train      # the six RL runs (GPT-2 train split)
 #   bash leaderboard/reproduce.sh search     # default pipeline, random, greedy (two) on the test sample
-#   bash leaderboard/reproduce.sh beam       # beam search on the test sample (hours: not run yet)
+#   bash leaderboard/reproduce.sh beam       # lazy beam search on the test sample
 #   bash leaderboard/reproduce.sh rl         # the six RL runs on the test sample
+#   bash leaderboard/reproduce.sh full       # PPO, PPO+shaping, TRPO on the full test split
 #   bash leaderboard/reproduce.sh summary    # validate + summarize every results CSV
 #   bash leaderboard/reproduce.sh figures    # leaderboard/figures/*.png and the README's table
 #
@@ -65,13 +66,27 @@ search)
     evaluate $AGENTS/greedy/results-after-default-sample4.csv \
         "leaderboard.agents.greedy.policy:Greedy(max_steps=30, lazy=True, after_default=True)" "${SAMPLE[@]}"
     ;;
-beam)  # not run yet: ~1,300 compiles per benchmark (hours on 2 cores)
-    evaluate $AGENTS/beam/results-sample4.csv "leaderboard.agents.beam.policy:Beam(width=2, depth=10)" "${SAMPLE[@]}"
+beam)  # two shards side by side (~1 h on 2 cores), then their rows merged
+    beam=$AGENTS/beam/results-sample4
+    pids=()
+    for i in 0 1; do
+        evaluate $beam.shard$i.csv "leaderboard.agents.beam.policy:Beam(width=5, depth=40, lazy=True, patience=2, diverse=True)" \
+            "${SAMPLE[@]}" --shard $i/2 &
+        pids+=($!)
+    done
+    for pid in "${pids[@]}"; do wait "$pid"; done  # a failed shard stops the script
+    { head -n 1 $beam.shard0.csv; tail -q -n +2 $beam.shard0.csv $beam.shard1.csv | sort; } > $beam.csv
+    rm $beam.shard0.csv $beam.shard1.csv
     ;;
 rl)
     for run in "${RL_RUNS[@]}"; do
         XLA_GYM_RL_RUN=$RUNS/$run evaluate $AGENTS/rl/results/$run-sample4.csv \
             "leaderboard.agents.rl.policy:from_env()" "${SAMPLE[@]}"
+    done
+    ;;
+full)  # the best RL agents on the full test split (106 benchmarks, ~35 min each)
+    for run in ppo-OpCount-seed0 ppo-OpCountShaped-seed0 trpo-OpCount-seed0; do
+        XLA_GYM_RL_RUN=$RUNS/$run evaluate $AGENTS/rl/results/$run-test.csv "leaderboard.agents.rl.policy:from_env()"
     done
     ;;
 summary)
@@ -81,16 +96,17 @@ summary)
     for results in $AGENTS/*/results-*.csv $AGENTS/rl/results/*.csv; do
         want "$results" || continue
         # validation and runtime cost ~40 s per result on 2 cores: the 106
-        # results of the full test split (the reference replay) skip them
+        # results of a full test split are validated, not timed
         checks=(--validate --runtime)
-        [[ $results == *-test.csv ]] && checks=()
+        [[ $results == *-test.csv ]] && checks=(--validate)
         $PY -m leaderboard.summary "$results" "${checks[@]}" --baseline "$baseline" \
             --json "${results%.csv}.summary.json" | tee "${results%.csv}.summary.txt"
     done
     ;;
 figures)
     $PY -m leaderboard.figures
-    $PY -m leaderboard.table  # the results table of leaderboard/README.md
+    $PY -m leaderboard.table  # the results tables of leaderboard/README.md: test sample
+    $PY -m leaderboard.table --full  # and full test split
     ;;
 *)
     sed -n 2,17p "$0"

@@ -72,6 +72,10 @@ class Row:
         return sum(1 for r in self.ratios if r <= 0)
 
     @property
+    def baseline_nonpositive(self) -> int:
+        return sum(1 for r in self.baseline_ratios if r <= 0)
+
+    @property
     def at_least_default(self) -> float:
         return sum(self.as_good) / max(self.count, 1)
 
@@ -90,6 +94,7 @@ class Row:
             "nonpositive": self.nonpositive,
             "improvement": self.improvement,
             "vs_baseline": self.vs_baseline,
+            "baseline_nonpositive": self.baseline_nonpositive,
             "at_least_default": self.at_least_default,
             "validated": self.validated,
             "checked": self.checked,
@@ -155,6 +160,8 @@ def _check(states: Sequence[CompilerEnvState], runtime: bool) -> Dict[int, tuple
                 default = sorted(env.observation["RuntimeDefault"])
                 speedup = default[len(default) // 2] / agent[len(agent) // 2]
             out[i] = (result.okay(), speedup)
+            if not result.okay():
+                print(f"\rnot validated: {state.benchmark}: {result.error_details}", file=sys.stderr)
             print(f"\rchecked {i + 1}/{len(states)}", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     return out
@@ -217,7 +224,10 @@ def format_table(rows: Sequence[Row], baseline: bool = False) -> str:
     ]
     for r in rows:
         validated = f"{r.validated}/{r.checked}" if r.checked else "-"
-        note = f" ({r.nonpositive} <= 0 left out)" if r.nonpositive else ""
+        left_out = [f"{r.nonpositive} <= 0 left out"] if r.nonpositive else []
+        if baseline and r.baseline_nonpositive:
+            left_out.append(f"{r.baseline_nonpositive} <= 0 vs baseline left out")
+        note = f" ({'; '.join(left_out)})" if left_out else ""
         lines.append(
             f"{r.name:<16} {r.count:>4} {r.no_ratio:>8} {r.improvement:>+11.1%} "
             f"{r.at_least_default:>10.0%} {validated:>10} {r.speedup:>8.3f} "

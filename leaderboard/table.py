@@ -5,7 +5,8 @@
 test family (against XLA's default, and against the replayed default
 pipeline). Each row comes from ``<results>.summary.json``, written by
 ``leaderboard.summary --json`` (``leaderboard/reproduce.sh summary``); an
-agent whose summary is missing is left out.
+agent whose summary is missing is left out. ``--full``: the agents run on the
+full test split instead of the test sample.
 """
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence
 
-from leaderboard.figures import HERE, labelled_results
+from leaderboard.figures import DEFAULT_RESULTS, FULL_RESULTS, HERE, labelled_results
 
 __all__ = ["main", "rows"]
 
@@ -50,11 +51,13 @@ def leaderboard(table: Dict[str, Dict[str, Any]]) -> List[str]:
         r = entry["rows"]["overall"]
         link = f"[results]({os.path.relpath(entry['csv'], HERE)})"
         left_out = f" ({r['nonpositive']} <= 0 left out)" if r["nonpositive"] else ""
+        # summaries written before this count existed have no key: read as unknown, not as 0
+        vs_left_out = f" ({r['baseline_nonpositive']} <= 0 left out)" if r.get("baseline_nonpositive") else ""
         validated = f"{r['validated']}/{r['checked']}" if r["checked"] else "not run"
         speedup = "-" if math.isnan(r["speedup"]) else f"{r['speedup']:.3f}x"
         lines.append(
             f"| {AUTHOR} | {label} | {link} | {DATE} | {r['walltime']:,.1f} s "
-            f"| {_pct(r['improvement'])}{left_out} | {_pct(r['vs_baseline'])} "
+            f"| {_pct(r['improvement'])}{left_out} | {_pct(r['vs_baseline'])}{vs_left_out} "
             f"| {r['at_least_default']:.0%} | {validated} | {speedup} |"
         )
     return lines
@@ -74,8 +77,9 @@ def by_family(table: Dict[str, Dict[str, Any]], metric: str = "improvement") -> 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", action="append", default=None, metavar="LABEL=PATH", help="a results CSV (whose .summary.json is read) and its label (repeatable; default: the committed results)")
+    parser.add_argument("--full", action="store_true", help="the committed results on the full test split instead of the test sample")
     args = parser.parse_args(argv)
-    table = rows(labelled_results(parser, args.results))
+    table = rows(labelled_results(parser, args.results, FULL_RESULTS if args.full else DEFAULT_RESULTS))
     if not table:
         parser.error("no summaries found: run leaderboard/reproduce.sh summary first")
     print("\n".join(leaderboard(table)))

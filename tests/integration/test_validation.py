@@ -127,3 +127,18 @@ def test_a_bf16_training_step_is_validated_at_bf16_precision(env):
     errors = env.benchmark.validate(env)
     assert errors and errors[0].type.startswith("Output mismatch")
     assert "tolerance rtol=0.02, atol=0.02" in errors[0].type
+    assert "widened to float32" in errors[0].type
+
+
+def test_a_deep_bf16_module_is_validated_in_float32(env):
+    """Measured: PPO's passes move a GPT-2 bf16 forward pass's logits by up to
+    0.75 on 18.1 (beyond rtol=0.02), while both modules widened to float32
+    agree; a module with one multiply made an add is caught in float32."""
+    env.reset(benchmark="benchmark://xla-gpt2-v0/gpt2-l6-d64-h2-s32-b2-bf16-infer")
+    env.multistep(env.commandline_to_actions("cse reshape-mover algsimp call-inliner algsimp"))
+    assert env.benchmark.validate(env) == []
+    hlo = env.observation["Hlo"]
+    env.send_param("xla.debug.set_module", hlo.replace(" multiply(", " add(", 1))
+    errors = env.benchmark.validate(env)
+    assert errors and "tolerance rtol=0.02" in errors[0].type
+    assert "widened to float32, output 0 (float32[2,32,512])" in errors[0].type

@@ -17,9 +17,11 @@ from leaderboard.agents.random_search.policy import RandomSearch
         Greedy(max_steps=2, after_default=True),
         Greedy(max_steps=3, lazy=True),
         Beam(width=2, depth=2),
+        Beam(width=2, depth=4, lazy=True, patience=1),
+        Beam(width=2, depth=4, lazy=True, patience=1, diverse=True),
         RandomSearch(trials=3, length=6, seed=1),
     ],
-    ids=["default_pipeline", "greedy", "greedy_after_default", "greedy_lazy", "beam", "random_search"],
+    ids=["default_pipeline", "greedy", "greedy_after_default", "greedy_lazy", "beam", "beam_lazy", "beam_diverse", "random_search"],
 )
 def test_agent_lowers_op_count_and_leaves_a_replayable_state(small_env, policy):
     env = small_env
@@ -46,12 +48,23 @@ def test_greedy_finds_every_reduction_on_the_small_module(small_env, lazy):
     assert env.observation["OpCount"] < env.observation["OpCountInitial"]
 
 
-def test_lazy_greedy_ends_where_no_pass_helps(small_env):
+@pytest.mark.parametrize("lazy,diverse", [(False, False), (True, False), (True, True)])
+def test_beam_finds_every_reduction_on_the_small_module(small_env, lazy, diverse):
+    env = small_env
+    env.reset()
+    Beam(width=2, depth=6, lazy=lazy, patience=2, diverse=diverse)(env)
+    assert env.observation["OpCount"] == 2
+    # the shortest sequence to the best state: no pass in it is wasted
+    assert len(env.actions) == 2
+
+
+@pytest.mark.parametrize("policy", [Greedy(lazy=True), Beam(width=1, depth=20, lazy=True, patience=1)], ids=["greedy", "beam"])
+def test_lazy_search_ends_where_no_pass_helps(small_env, policy):
     from leaderboard.agents.common import try_pass
 
     env = small_env
     env.reset()
-    Greedy(lazy=True)(env)
+    policy(env)
     final = env.observation["OpCount"]
     for action in range(env.action_space.n):
         count = try_pass(env, action)
@@ -76,3 +89,19 @@ def test_greedy_after_default_is_never_worse_than_the_default_replay(small_env):
     env.reset()
     Greedy(max_steps=5, after_default=True)(env)
     assert env.observation["OpCount"] <= replay
+
+
+class _Fork:
+    closed = False
+
+    def close(self):
+        self.closed = True
+
+
+@pytest.mark.parametrize("diverse,kept", [(False, [5, 6]), (True, [5, 9])])
+def test_beam_keeps_the_best_per_last_pass_when_diverse(diverse, kept):
+    # op counts 5 and 6 end with pass 0, 9 with pass 1
+    children = [(6, [1, 0], _Fork()), (9, [0, 1], _Fork()), (5, [0], _Fork())]
+    beam = Beam(width=2, diverse=diverse)._keep(list(children))
+    assert [c[0] for c in beam] == kept
+    assert [c[0] for c in children if c[2].closed] == [c for c in (5, 6, 9) if c not in kept]

@@ -4,6 +4,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from leaderboard.eval import main as eval_main
 
 FLAGS = ["--split=train", "--test_dataset=xla-moe-v0", "--max_benchmarks=1"]
@@ -56,6 +58,16 @@ def test_eval_writes_a_csv_that_compiler_gym_validates(tmp_path, capsys):
     )
     assert len(results.read_text().splitlines()) == 2
 
+    # A result whose reward its replay does not reproduce is named, with why.
+    benchmark, _, walltime, commandline = lines[1].split(",")
+    wrong = tmp_path / "wrong.csv"
+    wrong.write_text(f"{lines[0]}\n{benchmark},{reward + 1},{walltime},{commandline}\n")
+    capsys.readouterr()
+    assert summary_main([str(wrong), "--validate"]) == 0
+    out, err = capsys.readouterr()
+    assert f"not validated: {benchmark}: " in err
+    assert " 0/1 " in [ln for ln in out.splitlines() if ln.startswith("overall")][0]
+
 
 def test_sample_takes_n_per_suite_deterministically():
     from leaderboard.harness import sample_per_suite
@@ -68,3 +80,26 @@ def test_sample_takes_n_per_suite_deterministically():
     assert "benchmark://xla-vit-v0/only" in sample  # fewer than n: all of them
     assert sample_per_suite(list(reversed(uris)), 2, seed=0) == sample
     assert any(sample_per_suite(uris, 2, seed=s) != sample for s in range(1, 10))
+
+
+def test_shards_split_the_benchmarks_between_them():
+    import argparse
+
+    from leaderboard.harness import _benchmarks, add_flags
+
+    parser = add_flags(argparse.ArgumentParser())
+    whole = _benchmarks(parser.parse_args(["--sample=4"]))
+    shards = [_benchmarks(parser.parse_args(["--sample=4", f"--shard={i}/3"])) for i in range(3)]
+    assert sorted(sum(shards, [])) == sorted(whole) and len(whole) == 24
+    assert all(shards) and not set(shards[0]) & set(shards[1])
+
+
+@pytest.mark.parametrize("shard", ["2/2", "1", "a/b", "-1/2"])
+def test_a_bad_shard_is_a_usage_error(shard, capsys):
+    import argparse
+
+    from leaderboard.harness import add_flags
+
+    with pytest.raises(SystemExit):
+        add_flags(argparse.ArgumentParser()).parse_args([f"--shard={shard}"])
+    assert "expected" in capsys.readouterr().err

@@ -60,3 +60,15 @@ def test_baseline_is_another_results_op_counts():
     assert "vs baseline" in format_table(rows, baseline=True)
     with pytest.raises(LookupError, match="baseline"):
         summarize([_state(RESNET, 1.0)], baseline=baseline)
+
+
+def test_nonpositive_ratios_against_the_baseline_are_counted_and_said():
+    from leaderboard.summary import final_op_counts
+
+    baseline = final_op_counts([_state(GPT2, 1.1), _state(RESNET, 1.0)])
+    # on GPT-2 fewer ops removed than the baseline; on ResNet ops added
+    rows = summarize([_state(GPT2, 1.05), _state(RESNET, -0.5)], baseline=baseline)
+    assert rows[-1].baseline_nonpositive == 1
+    assert rows[-1].vs_baseline == pytest.approx(1.05 / 1.1 - 1)
+    assert "1 <= 0 vs baseline left out" in format_table(rows, baseline=True)
+    assert rows[-1].to_json()["baseline_nonpositive"] == 1

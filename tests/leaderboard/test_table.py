@@ -29,3 +29,30 @@ def test_table_from_summary_json(tmp_path, capsys):
     assert "| 2.0 s |" in row and "| 100% |" in row
     family = [line for line in out.splitlines() if line.startswith("| My agent")][0]
     assert family == "| My agent | +21.0% | +0.0% | +10.0% |"
+
+
+def test_table_says_how_many_ratios_against_the_baseline_are_left_out(tmp_path, capsys):
+    def write(path, rewards):
+        with open(path, "w") as f, CompilerEnvStateWriter(f) as writer:
+            for benchmark, reward in rewards:
+                writer.write_state(CompilerEnvState(benchmark=benchmark, reward=reward, walltime=1.0, commandline="cse"))
+
+    write(tmp_path / "baseline.csv", [(GPT2, 1.0), (RESNET, 1.0)])
+    write(tmp_path / "results-y.csv", [(GPT2, 1.1), (RESNET, 0.0)])  # removes nothing from ResNet
+    summary = ["--baseline", str(tmp_path / "baseline.csv"), "--json", str(tmp_path / "results-y.summary.json")]
+    assert summary_main([str(tmp_path / "results-y.csv"), *summary]) == 0
+    capsys.readouterr()
+    assert table_main(["--results", f"Y={tmp_path / 'results-y.csv'}"]) == 0
+    row = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| xla-gym | Y")][0]
+    assert "| +10.0% (1 <= 0 left out) | +10.0% (1 <= 0 left out) |" in row
+
+
+def test_the_readme_tables_are_the_committed_summaries(capsys):
+    """leaderboard/README.md shows leaderboard.table's output, unedited and current."""
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[2] / "leaderboard" / "README.md").read_text()
+    for flags in ([], ["--full"]):
+        assert table_main(flags) == 0
+        missing = [line for line in capsys.readouterr().out.splitlines() if line.startswith("|") and line not in readme]
+        assert not missing, f"README lacks `python -m leaderboard.table {' '.join(flags)}` lines: {missing[:3]}"

@@ -5,7 +5,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from xla_service.passes.compare import compare_outputs, compute_dtype, is_inexact
+from xla_service.passes.compare import compare_outputs, compute_dtype, is_inexact, widen
 from xla_service.passes.schema import tolerance
 
 
@@ -85,3 +85,9 @@ def test_float32_outputs_of_a_bf16_module_are_compared_at_bf16_tolerance():
     assert compare_outputs([expected], [far], compute="bfloat16") != []
     # integers stay exact whatever the compute type
     assert compare_outputs([np.array([1], np.int32)], [np.array([2], np.int32)], compute="bfloat16") != []
+
+
+def test_widen_makes_every_narrow_float_f32():
+    text = "ENTRY e { p = bf16[2]{0} parameter(0) h = f16[2] convert(p) q = f8e4m3fn[] constant(1) ROOT r = f32[2] convert(h) }"
+    assert widen(text) == "ENTRY e { p = f32[2]{0} parameter(0) h = f32[2] convert(p) q = f32[] constant(1) ROOT r = f32[2] convert(h) }"
+    assert widen("ENTRY e { bf16_like = f32[4] parameter(0) }") == "ENTRY e { bf16_like = f32[4] parameter(0) }"

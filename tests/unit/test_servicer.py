@@ -403,6 +403,20 @@ def test_cache_eviction_via_parameters(service: Service) -> None:
     assert error.code() == grpc.StatusCode.NOT_FOUND
 
 
+def test_an_unknown_benchmark_is_not_logged_as_a_failure(
+    service: Service, caplog: pytest.LogCaptureFixture
+) -> None:
+    # CompilerGym's client asks for a benchmark by URI first, then sends it:
+    # the NOT_FOUND is a protocol step, while a real failure still warns.
+    with caplog.at_level("DEBUG", logger="xla_service.runtime.servicer"):
+        unknown = StartSessionRequest(benchmark=Benchmark(uri="benchmark://c/unseen"))
+        assert rpc_error(service.stub.StartSession, unknown).code() == grpc.StatusCode.NOT_FOUND
+        assert rpc_error(service.stub.Step, StepRequest(session_id=12345)).code() == grpc.StatusCode.NOT_FOUND
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert warnings == ["Step failed with NOT_FOUND"]
+    assert any(r.getMessage().startswith("StartSession: ") for r in caplog.records)
+
+
 def test_benchmark_cache_is_lru_and_bounded() -> None:
     def bench(name: str, size: int) -> Benchmark:
         return Benchmark(uri=name, program=File(contents=b"x" * size))

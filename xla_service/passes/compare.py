@@ -5,6 +5,9 @@ Floating point and complex outputs pass within ``schema.TOLERANCES``
 narrowest float type the module computes in if that is looser (a bf16
 training step's float32 outputs carry bf16 rounding); integers and booleans
 must be equal. A mismatch names the output, the largest difference and where.
+Such a module whose outputs still differ is given a second, stricter look
+(``observe.validate``): both modules are widened to float32 (``widen``) and
+must then agree at float32 tolerance, i.e. compute the same arithmetic.
 """
 from __future__ import annotations
 
@@ -15,9 +18,17 @@ import numpy as np
 
 from xla_service.passes.schema import NARROW_HLO_FLOATS, tolerance
 
-__all__ = ["compare_output", "compare_outputs", "compute_dtype", "describe", "is_inexact"]
+__all__ = [
+    "compare_output",
+    "compare_outputs",
+    "compute_dtype",
+    "describe",
+    "is_inexact",
+    "widen",
+]
 
 _F8 = re.compile(r"\bf8e\w*\[")
+_NARROW = re.compile(r"\b(?:" + "|".join(NARROW_HLO_FLOATS) + r"|f8e\w*)\[")
 
 
 def is_inexact(dtype: np.dtype) -> bool:
@@ -47,6 +58,11 @@ def compute_dtype(hlo_text: str) -> str:
     found = [name for hlo, name in NARROW_HLO_FLOATS.items() if re.search(rf"\b{hlo}\[", hlo_text)]
     # bfloat16 is coarser than float16: its tolerance wins
     return "bfloat16" if "bfloat16" in found else (found[0] if found else "")
+
+
+def widen(hlo_text: str) -> str:
+    """The module with every narrow float element type (bf16, f16, f8) made f32."""
+    return _NARROW.sub("f32[", hlo_text)
 
 
 def compare_output(

@@ -84,8 +84,10 @@ RUNTIME_WARMUP = 1
 #: HLO element types narrower than float32, as NumPy dtype names: a module
 #: that computes in one of them is validated at its tolerance (every output,
 #: float32 ones included), since a pass may legally change the rounding of
-#: its intermediates (``compute_dtype``).
+#: its intermediates (``compute_dtype``); outputs that still differ must agree
+#: once both modules are widened to float32 (``observe.validate``).
 NARROW_HLO_FLOATS: Dict[str, str] = {"bf16": "bfloat16", "f16": "float16"}
+
 
 
 def tolerance(dtype_name: str, compute_dtype: str = "") -> Tuple[float, float]:

@@ -45,6 +45,7 @@ from xla_service.proto import (
 from xla_service.runtime.benchmark_cache import (
     DEFAULT_MAX_SIZE_IN_BYTES,
     BenchmarkCache,
+    BenchmarkNotFoundError,
 )
 from xla_service.session.base import CompilationSession
 
@@ -145,7 +146,12 @@ class CompilerGymServicer(CompilerGymServiceServicer):
             return body()
         except Exception as error:
             code = status_code_for(error)
-            logger.warning("%s failed with %s", name, code.name, exc_info=error)
+            if isinstance(error, BenchmarkNotFoundError):
+                # a protocol step, not a failure: CompilerGym's client sends
+                # the benchmark's program and starts the session again
+                logger.debug("%s: %s", name, error)
+            else:
+                logger.warning("%s failed with %s", name, code.name, exc_info=error)
             context.set_code(code)
             context.set_details(_truncate_details(str(error) or type(error).__name__))
             return reply
