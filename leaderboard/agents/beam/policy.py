@@ -13,7 +13,8 @@ each other cannot make the beam go round in circles.
 first, then the best of the rest: a canonicalizing pass such as ``algsimp``
 often raises the op count by a few ops and lets the next ``cse`` remove
 hundreds, so ranking by op count alone drops it (measured on a BERT training
-step: width 5 with ``diverse`` reaches 3,396 ops, width 3 without it 3,483).
+step: width 5 with ``diverse`` reaches 3,396 ops; width 3, with or without
+it, 3,483, greedy's result).
 
 The search stops after ``depth`` levels, when no new state turns up, or
 after ``patience`` levels without a new best state.
