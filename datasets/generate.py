@@ -45,6 +45,7 @@ if str(REPO) not in sys.path:
 
 from datasets.models import FAMILIES, get_family  # noqa: E402
 from datasets.splits import split  # noqa: E402
+from xla_service.passes.schema import OP_COUNT_RULE  # noqa: E402
 
 VERSION = "v0"
 MANIFEST = "manifest.json"
@@ -186,6 +187,7 @@ def process(family: str, index: int, out_dir: str, verify: bool) -> Dict[str, An
             "split": split(family, config),
             "jax_version": jax.__version__,
             "jaxlib_version": jaxlib.__version__,
+            "op_count_rule": OP_COUNT_RULE,
             "raw_op_count": engine.op_count(raw),
             "initial_op_count": initial,
             "default_op_count": default_count,
@@ -289,6 +291,7 @@ def write_manifest(path: Path, family: str, entries: List[Dict], failures: List[
         "suite": suite_name(family),
         "family": family,
         "generator": "datasets/generate.py",
+        "op_count_rule": OP_COUNT_RULE,
         "split_rule": {
             "axis": axis,
             "validation": list(validation),

@@ -4,10 +4,11 @@ A policy is a stock CompilerGym policy, ``Callable[[CompilerEnv], None]``: it
 is handed an env reset to a benchmark and steps it in place. It may change
 the observation space, never the benchmark or the reward space. Results go
 to a CSV with CompilerGym's header (``benchmark,reward,walltime,commandline``)
-that ``python -m compiler_gym.bin.validate --env=xla-v0 --reward=OpCountNorm``
-replays. The reward
-is the episode's ``OpCountNorm`` return: (initial - final) / (initial -
-default) op count, 1.0 when the policy matches XLA's default pipeline.
+that ``python -m compiler_gym.bin.validate --env=xla-v0 results.csv`` replays
+and validates with no other flag: the reward is the episode's return in
+xla-v0's default reward space, ``OpCount`` (initial - final op count, under
+the op count rule of ``schema.OP_COUNT_RULE``). ``leaderboard.summary``
+computes the paper's metric from it and the manifests.
 """
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ from xla_service.env.datasets import split_benchmark_uris  # noqa: E402
 __all__ = ["Policy", "REWARD_SPACE", "add_flags", "eval_xla_opcount_policy", "sample_per_suite"]
 
 Policy = Callable[[CompilerEnv], None]
-REWARD_SPACE = "OpCountNorm"
+REWARD_SPACE = "OpCount"
 logger = logging.getLogger(__name__)
 
 

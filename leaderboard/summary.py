@@ -6,8 +6,8 @@
   (initial - agent) / (initial - default) op count, minus one: the
   improvement in op-count reduction over XLA's default pipeline. Initial and
   default op counts come from the suites' manifests; the agent's from the
-  CSV's reward (the ``OpCountNorm`` return, (initial - agent) /
-  max(initial - default, 1)). Benchmarks where the default pipeline removes
+  CSV's reward (the ``OpCount`` return, initial - agent), all under the op
+  count rule ``schema.OP_COUNT_RULE``, which the JSON records. Benchmarks where the default pipeline removes
   nothing (it adds ops to bf16 modules) have no ratio: they are counted in
   the ``no ratio`` column. Ratios <= 0 are left out of the geometric mean,
   which says so.
@@ -36,6 +36,8 @@ from xla_service.env.compat import restore_numpy_names
 restore_numpy_names()
 
 from compiler_gym.compiler_env_state import CompilerEnvState, CompilerEnvStateReader  # noqa: E402
+
+from xla_service.passes.schema import OP_COUNT_RULE  # noqa: E402
 
 __all__ = ["Row", "agent_op_count", "family", "main", "final_op_counts", "op_counts", "read_results", "summarize"]
 
@@ -131,8 +133,9 @@ def op_counts() -> Dict[str, Tuple[int, int]]:
 
 
 def agent_op_count(state: CompilerEnvState, initial: int, default: int) -> float:
-    """The agent's final op count, from the ``OpCountNorm`` return in the CSV."""
-    return initial - float(state.reward or 0.0) * max(initial - default, 1)
+    """The agent's final op count, from the ``OpCount`` return in the CSV."""
+    del default
+    return initial - float(state.reward or 0.0)
 
 
 def read_results(paths: Sequence[str]) -> List[CompilerEnvState]:
@@ -149,7 +152,7 @@ def _check(states: Sequence[CompilerEnvState], runtime: bool) -> Dict[int, tuple
     import compiler_gym
 
     out: Dict[int, tuple] = {}
-    with compiler_gym.make("xla-v0", reward_space="OpCountNorm") as env:
+    with compiler_gym.make("xla-v0") as env:
         for i, state in enumerate(states):
             result = env.validate(state)
             speedup: Optional[float] = None
@@ -261,7 +264,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     print(format_table(rows, baseline=baseline is not None))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"results": list(args.results), "baseline": args.baseline, "rows": [r.to_json() for r in rows]}, f, indent=1)
+            json.dump(
+                {
+                    "results": list(args.results),
+                    "baseline": args.baseline,
+                    "op_count_rule": OP_COUNT_RULE,
+                    "rows": [r.to_json() for r in rows],
+                },
+                f,
+                indent=1,
+            )
             f.write("\n")
     return 0
 

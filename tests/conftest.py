@@ -5,3 +5,6 @@ import os
 
 # Workers of the services that tests start: two fit this 2-core machine.
 os.environ.setdefault("XLA_GYM_WORKERS", "2")
+# Services that tests start serve the test-only requests (xla.debug.set_module, the
+# worker's "crash"): they are off in every other service.
+os.environ.setdefault("XLA_GYM_TEST_HOOKS", "1")

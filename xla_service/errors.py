@@ -2,14 +2,17 @@
 
 Each also derives from the builtin that CompilerGym's wire protocol maps to a
 gRPC status (ValueError -> INVALID_ARGUMENT, LookupError -> NOT_FOUND,
-TypeError -> FAILED_PRECONDITION, TimeoutError -> DEADLINE_EXCEEDED, anything
-else -> INTERNAL), so the client re-raises the matching Python exception with
-our message.
+TimeoutError -> DEADLINE_EXCEEDED,
+anything else -> INTERNAL), so the client re-raises the matching Python
+exception with our message. Everything a module, a pass or a resource limit
+causes is a ValueError: CompilerGym's client raises it to the caller and keeps
+the session, where any other status makes it end the episode or restart the
+service (and with it every other client's sessions). INTERNAL means a bug.
 """
 from __future__ import annotations
 
 import difflib
-from typing import Iterable
+from typing import Iterable, Optional
 
 __all__ = [
     "XlaGymError",
@@ -18,8 +21,9 @@ __all__ = [
     "PassCrashedError",
     "PassTimeoutError",
     "BenchmarkError",
+    "ResourceLimitError",
     "SessionNotFoundError",
-    "SessionStateError",
+    "PermissionDeniedError",
     "ExecutionError",
     "close_matches",
 ]
@@ -34,19 +38,39 @@ def close_matches(word: str, candidates: Iterable[str], n: int = 3) -> str:
 
 
 class XlaGymError(Exception):
-    """Root of every error raised on purpose by xla-gym."""
+    """Root of every error raised on purpose by xla-gym.
+
+    ``transient``: the failure says nothing about the module or the pass (a
+    killed worker, a full disk), so it is never cached and a retry may succeed.
+    """
+
+    transient: bool = False
+
+    def __init__(self, message: str = "", transient: Optional[bool] = None) -> None:
+        super().__init__(message)
+        if transient is not None:
+            self.transient = transient
 
 
 class HloParseError(XlaGymError, ValueError):
-    """HLO text that XLA cannot parse. The message names the line."""
+    """HLO text that XLA cannot parse or accept. The message names the line."""
 
 
 class UnknownPassError(XlaGymError, ValueError):
-    """A pass name or action index that is not in the action space."""
+    """A pass name or action that is not in the action space."""
 
 
 class BenchmarkError(XlaGymError, ValueError):
-    """A benchmark that cannot be loaded: empty, too large or unreadable."""
+    """A benchmark that cannot be loaded: empty, too large, unreadable, or rejected by XLA."""
+
+
+class ResourceLimitError(XlaGymError, ValueError):
+    """A module or request beyond a documented limit (size, memory, inputs).
+
+    A ValueError (INVALID_ARGUMENT), not RESOURCE_EXHAUSTED: CompilerGym's
+    client turns RESOURCE_EXHAUSTED into a service error and restarts the
+    service, which would end every other client's sessions.
+    """
 
 
 class PassCrashedError(XlaGymError, ValueError):
@@ -62,13 +86,17 @@ class PassCrashedError(XlaGymError, ValueError):
 class PassTimeoutError(PassCrashedError):
     """A pass ran longer than the per-step timeout; its worker was replaced."""
 
+    transient = True
+
 
 class SessionNotFoundError(XlaGymError, LookupError):
     """A session id that the service does not hold (ended, or never started)."""
 
 
-class SessionStateError(XlaGymError, TypeError):
-    """A request that the session cannot take in its current state."""
+class PermissionDeniedError(XlaGymError, ValueError):
+    """A service-wide setting sent without the token of the client that
+    launched the service. A ValueError, so that the stock client raises it to
+    the caller and keeps the session."""
 
 
 class ExecutionError(XlaGymError, ValueError):

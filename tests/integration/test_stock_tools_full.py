@@ -70,42 +70,50 @@ def _plain(text: str) -> str:
     return re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text)
 
 
-def test_validate_tool_checks_a_results_csv(env, benchmark, tmp_path):
-    env.reset(benchmark=benchmark)
-    for name in ("cse", "algsimp"):
-        env.step(env.action_space[name])
-    good = env.state
-    bad = good.copy()
-    bad.reward = good.reward + 1
+def test_validate_tool_checks_a_results_csv_with_default_flags(env, benchmark, tmp_path):
+    """More rows than cores, default --nproc: CompilerGym's shared thread pool is full of
+    validation jobs, and the benchmarks' own validation must not need it (it hung)."""
+    states = []
+    for passes in (("cse", "algsimp"), ("algsimp",), ("dce", "cse", "reshape-mover")):
+        env.reset(benchmark=benchmark)
+        for name in passes:
+            env.step(env.action_space[name])
+        states.append(env.state)
+    bad = states[0].copy()
+    bad.reward = states[0].reward + 1
     csv = tmp_path / "results.csv"
     csv.write_text(
         "benchmark,reward,walltime,commandline\n"
-        + "".join(f"{s.benchmark},{s.reward},{s.walltime},{s.commandline}\n" for s in (good, bad))
+        + "".join(f"{s.benchmark},{s.reward},{s.walltime},{s.commandline}\n" for s in (*states, bad))
     )
     code, out = _run(
-        "-m", "compiler_gym.bin.validate", "--env=xla-v0", "--nproc=1", "--inorder",
+        "-m", "compiler_gym.bin.validate", "--env=xla-v0",
         "--validation_logfile", str(tmp_path / "log.json"), str(csv),
     )
     name = benchmark[len("benchmark://"):]
-    assert re.search(rf"✅  {re.escape(name)}\s+{good.reward:.4f}", out), out[-3000:]
+    for good in states:
+        assert re.search(rf"✅  {re.escape(name)}\s+{good.reward:.4f}", out), out[-3000:]
     assert f"❌  {name}  Expected reward {bad.reward}" in out
     assert code == 1  # one state failed
 
 
-def test_random_search_tool(benchmark, tmp_path: Path):
+def test_random_search_tool_survives_passes_that_xla_fails_on(tmp_path: Path):
+    """On the bundled GPT-2 XLA fails in several passes (simplification, scatter_simplifier):
+    with the default xla.pass_errors they are steps without effect, and no agent thread dies."""
     out_dir = tmp_path / "search"
     out_dir.mkdir()
     code, out = _run(
         "-m", "compiler_gym.bin.random_search", "--env=xla-v0",
-        f"--benchmark={benchmark}", "--runtime=8", "--nproc=1", "--patience=4",
-        f"--output_dir={out_dir}",
-        env={"XLA_GYM_PASS_ERRORS": "no_effect"},  # a pass XLA fails on is a no-op step
+        "--benchmark=benchmark://xla-gpt2-v0/gpt2-l1-d64-h2-s32-b2-sgd-f32-train",
+        "--runtime=20", "--nproc=2", "--patience=8", f"--output_dir={out_dir}",
     )
     assert code == 0, out[-3000:]
+    assert "Traceback" not in out and "ValueError" not in out, out[-3000:]
     assert "Replaying actions from best solution found" in out
     best = (out_dir / "random_search_best_actions_commandline.txt").read_text().split()
-    assert best and set(best) <= set(PASS_NAMES)
-    assert (out_dir / "random_search_progress.csv").read_text().strip()
+    assert set(best) <= set(PASS_NAMES)
+    steps = [int(m) for m in re.findall(r"Num steps: (\d+)", out)]
+    assert steps and max(steps) > 40, out[-2000:]
 
 
 def test_the_new_client_features_never_import_jax():

@@ -15,7 +15,13 @@ RESNET = "benchmark://xla-resnet-v0/resnet18-w16-i32-b2-adam-train"
 GPT2_BF16 = "benchmark://xla-gpt2-v0/gpt2-l6-d128-h4-s32-b2-adam-bf16-train"
 
 
-def _state(benchmark: str, reward: float, walltime: float = 1.0) -> CompilerEnvState:
+def _state(benchmark: str, ratio: float, walltime: float = 1.0) -> CompilerEnvState:
+    """A result that removed ``ratio`` times the ops that XLA's default removes
+    (its CSV reward is the OpCount return: initial - final op count)."""
+    from leaderboard.summary import op_counts
+
+    initial, default = op_counts()[benchmark]
+    reward = ratio * max(initial - default, 1)
     return CompilerEnvState(benchmark=benchmark, reward=reward, walltime=walltime, commandline="cse")
 
 
@@ -40,7 +46,7 @@ def test_nonpositive_ratios_are_left_out_and_said():
 
 def test_unknown_benchmark_is_an_error():
     with pytest.raises(LookupError, match="no suite"):
-        summarize([_state("benchmark://xla-gpt2-v0/nope", 1.0)])
+        summarize([CompilerEnvState(benchmark="benchmark://xla-gpt2-v0/nope", reward=1.0, walltime=1.0, commandline="")])
 
 
 def test_family_is_the_dataset_name():
@@ -54,6 +60,7 @@ def test_baseline_is_another_results_op_counts():
     replay = [_state(GPT2, 1.1)]  # removes 10% more ops than XLA's default
     baseline = final_op_counts(replay)
     assert baseline[GPT2] == pytest.approx(initial - 1.1 * (initial - default))
+    assert replay[0].reward == pytest.approx(initial - baseline[GPT2])
     rows = summarize([_state(GPT2, 1.21)], baseline=baseline)
     assert rows[-1].improvement == pytest.approx(0.21)
     assert rows[-1].vs_baseline == pytest.approx(0.1)

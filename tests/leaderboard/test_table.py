@@ -12,11 +12,19 @@ GPT2 = "benchmark://xla-gpt2-v0/gpt2-l6-d128-h4-s32-b2-adam-f32-train"
 RESNET = "benchmark://xla-resnet-v0/resnet18-w16-i32-b2-adam-train"
 
 
+def _state(benchmark: str, ratio: float, walltime: float) -> CompilerEnvState:
+    """A result that removed ``ratio`` times what XLA's default removes (OpCount reward)."""
+    from leaderboard.summary import op_counts
+
+    initial, default = op_counts()[benchmark]
+    return CompilerEnvState(benchmark=benchmark, reward=ratio * (initial - default), walltime=walltime, commandline="cse")
+
+
 def test_table_from_summary_json(tmp_path, capsys):
     results = tmp_path / "results-x.csv"
     with open(results, "w") as f, CompilerEnvStateWriter(f) as writer:
         for benchmark, reward in [(GPT2, 1.21), (RESNET, 1.0)]:
-            writer.write_state(CompilerEnvState(benchmark=benchmark, reward=reward, walltime=2.0, commandline="cse"))
+            writer.write_state(_state(benchmark, reward, 2.0))
     assert summary_main([str(results), "--json", str(tmp_path / "results-x.summary.json")]) == 0
     data = json.loads((tmp_path / "results-x.summary.json").read_text())
     assert [r["name"] for r in data["rows"]] == ["xla-gpt2-v0", "xla-resnet-v0", "overall"]
@@ -35,7 +43,7 @@ def test_table_says_how_many_ratios_against_the_baseline_are_left_out(tmp_path, 
     def write(path, rewards):
         with open(path, "w") as f, CompilerEnvStateWriter(f) as writer:
             for benchmark, reward in rewards:
-                writer.write_state(CompilerEnvState(benchmark=benchmark, reward=reward, walltime=1.0, commandline="cse"))
+                writer.write_state(_state(benchmark, reward, 1.0))
 
     write(tmp_path / "baseline.csv", [(GPT2, 1.0), (RESNET, 1.0)])
     write(tmp_path / "results-y.csv", [(GPT2, 1.1), (RESNET, 0.0)])  # removes nothing from ResNet

@@ -39,8 +39,16 @@ def engine(tmp_path_factory):
 
 
 def _worker_pid(engine: Engine) -> int:
-    (worker,) = engine._pool._all
-    return worker.process.pid
+    (pid,) = engine.worker_pids()
+    return pid
+
+
+def _misses(engine: Engine) -> int:
+    return sum(engine.cache.stats()["misses"].values())
+
+
+def _hits(engine: Engine) -> int:
+    return sum(engine.cache.stats()["hits"].values())
 
 
 def _one_add(state):
@@ -53,15 +61,16 @@ def test_crash_request_replaces_the_worker(engine):
     assert _one_add(before)
     replaced, pid = engine.workers_replaced, _worker_pid(engine)
 
-    with pytest.raises(WorkerDied, match="exit code -6"):
-        engine._pool.call("crash")
+    with pytest.raises(WorkerDied, match="XLA aborted") as died:
+        engine.request("crash")
+    assert died.value.xla_aborted
 
     assert engine.workers_replaced == replaced + 1
     assert _worker_pid(engine) != pid
-    engine._cache.clear()  # make the next step reach the new worker
-    misses = engine.misses
+    engine.cache.clear()  # make the next step reach the new worker
+    misses = _misses(engine)
     after = engine.apply(state, "cse")
-    assert engine.misses == misses + 1
+    assert _misses(engine) == misses + 1
     assert after.text == before.text
 
 
@@ -74,10 +83,9 @@ def test_worker_killed_mid_step(engine):
     """
     state = engine.load(_variant("kill"))
     before = engine.apply(state, "cse")
-    engine._cache.clear()
+    engine.cache.clear()
+    engine.load(_variant("kill-settled"))  # its previous compile's tail is done: idle for real
     replaced, pid = engine.workers_replaced, _worker_pid(engine)
-
-    engine._pool._all[0].settle()  # its previous compile's tail is done: idle for real
     os.kill(pid, signal.SIGSTOP)
     killer = threading.Timer(0.2, os.kill, (pid, signal.SIGKILL))
     killer.start()
@@ -88,6 +96,7 @@ def test_worker_killed_mid_step(engine):
         killer.join()
     message = str(info.value)
     assert "'cse'" in message and "replaced" in message and "keeps its state" in message
+    assert "killed by SIGKILL" in message and info.value.transient  # not XLA's doing: not cached
     assert engine.workers_replaced == replaced + 1
     assert _worker_pid(engine) != pid
 
@@ -101,15 +110,15 @@ def test_replacement_outlives_the_thread_that_spawned_it(tmp_path):
     try:
         def crash_then_use():
             with pytest.raises(WorkerDied):
-                engine._pool.call("crash")
+                engine.request("crash")
             engine.load(CSE)  # the replacement has started (and armed its death signal)
 
         thread = threading.Thread(target=crash_then_use)
         thread.start()
         thread.join()
-        (worker,) = engine._pool._all
+        (pid,) = engine.worker_pids()
         time.sleep(0.5)
-        assert worker.process.poll() is None, f"exit code {worker.process.returncode}"
+        os.kill(pid, 0)  # still alive (raises ProcessLookupError otherwise)
     finally:
         engine.close()
 
@@ -131,11 +140,11 @@ def test_step_timeout(engine):
 @pytest.mark.parametrize("pass_name, changes", [("cse", True), ("dce", False)])
 def test_cache_counts_one_miss_then_one_hit(engine, pass_name, changes):
     state = engine.load(_variant(f"cache_{pass_name}"))
-    hits, misses = engine.hits, engine.misses
+    hits, misses = _hits(engine), _misses(engine)
     first = engine.apply(state, pass_name)
-    assert (engine.hits, engine.misses) == (hits, misses + 1)
+    assert (_hits(engine), _misses(engine)) == (hits, misses + 1)
     second = engine.apply(state, pass_name)
-    assert (engine.hits, engine.misses) == (hits + 1, misses + 1)
+    assert (_hits(engine), _misses(engine)) == (hits + 1, misses + 1)
     assert second is first
     assert (first is not state) == changes
 
@@ -158,7 +167,7 @@ def test_gather_module_does_not_abort_the_default_backend(engine):
     replaced = engine.workers_replaced
     result = engine.apply(state, "cse")
     assert engine.workers_replaced == replaced
-    assert result.histogram()["call"] == state.histogram()["call"] - 1
+    assert result.text.count(" call(") == state.text.count(" call(") - 1
 
 
 def _abort_recovered(engine, caplog):
@@ -168,7 +177,7 @@ def _abort_recovered(engine, caplog):
         result = engine.apply(state, "cse")
     assert engine.workers_replaced == replaced + 1
     assert any("IsSimplifiedGather" in r.getMessage() for r in caplog.records)
-    assert result.histogram()["call"] == state.histogram()["call"] - 1
+    assert result.text.count(" call(") == state.text.count(" call(") - 1
     # gather_simplifier makes the gather one the backend takes: no abort.
     replaced = engine.workers_replaced
     simplified = engine.apply(state, "gather_simplifier")
@@ -195,5 +204,5 @@ def test_parse_error_crosses_the_process_boundary(engine):
 
 
 def test_engine_keeps_its_single_worker(engine):
-    assert len(engine._pool._all) == 1
+    assert len(engine.worker_pids()) == 1
     assert _one_add(engine.apply(engine.load(_variant("last")), "cse"))

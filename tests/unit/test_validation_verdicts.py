@@ -7,7 +7,12 @@ restore_numpy_names()
 
 from compiler_gym.datasets import Benchmark  # noqa: E402
 
-from xla_service.env.validation import make_validatable, validate_semantics, verdict_errors  # noqa: E402
+from xla_service.env.validation import (  # noqa: E402
+    XlaBenchmark,
+    make_validatable,
+    validate_semantics,
+    verdict_errors,
+)
 
 
 def test_ok_is_no_error():
@@ -34,8 +39,21 @@ def test_no_verdict_is_flagged_not_judged():
 def test_make_validatable_is_idempotent():
     benchmark = Benchmark.from_file_contents("benchmark://test/x", b"HloModule x")
     assert not benchmark.is_validatable()
-    make_validatable(make_validatable(benchmark))
-    assert benchmark.validation_callbacks() == [validate_semantics]
+    validatable = make_validatable(make_validatable(benchmark))
+    assert validatable.validation_callbacks() == [validate_semantics]
+    assert isinstance(validatable, XlaBenchmark) and validatable.proto is benchmark.proto
+
+
+def test_validation_callbacks_run_in_the_calling_thread():
+    """CompilerGym's Benchmark runs them on its shared pool, which compiler_gym.bin.validate
+    fills with its own jobs (a deadlock with more rows than cores)."""
+    import threading
+
+    seen = []
+    benchmark = make_validatable(Benchmark.from_file_contents("benchmark://test/y", b"HloModule y"))
+    benchmark._validation_callbacks = [lambda env: seen.append(threading.current_thread()) or []]
+    assert benchmark.validate(object()) == []
+    assert seen == [threading.current_thread()]
 
 
 def test_a_failing_service_call_is_a_validation_error():

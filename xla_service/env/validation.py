@@ -7,16 +7,29 @@ the actions, that the current module still computes what the benchmark
 computes: the service executes both on the same seeded inputs
 (``xla.validate`` session parameter) and compares every output with
 dtype-aware tolerances (README, "Validation"). No jax here.
+
+Callbacks run in the validating thread (:class:`XlaBenchmark`): CompilerGym's
+``Benchmark`` runs them on its shared thread pool, which
+``compiler_gym.bin.validate`` already fills with its own jobs, so a CSV of
+more rows than cores deadlocked.
 """
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List
+from typing import Any, Dict, Iterable, List
 
 from compiler_gym.datasets import Benchmark
 from compiler_gym.errors import ValidationError
 
-__all__ = ["validate_semantics", "make_validatable", "verdict_errors"]
+__all__ = ["XlaBenchmark", "validate_semantics", "make_validatable", "verdict_errors"]
+
+
+class XlaBenchmark(Benchmark):
+    """A ``Benchmark`` whose validation callbacks run in the calling thread."""
+
+    def ivalidate(self, env: Any) -> Iterable[ValidationError]:
+        for callback in self.validation_callbacks():
+            yield from callback(env) or []
 
 
 def verdict_errors(verdict: Dict[str, Any]) -> List[ValidationError]:
@@ -59,8 +72,15 @@ def validate_semantics(env: Any) -> List[ValidationError]:
     return verdict_errors(json.loads(reply))
 
 
-def make_validatable(benchmark: Benchmark) -> Benchmark:
-    """Add :func:`validate_semantics` to ``benchmark`` unless it has it; returns it."""
+def make_validatable(benchmark: Benchmark) -> XlaBenchmark:
+    """``benchmark`` as an :class:`XlaBenchmark` with :func:`validate_semantics`."""
+    if not isinstance(benchmark, XlaBenchmark):
+        copy = XlaBenchmark(
+            proto=benchmark.proto,
+            validation_callbacks=list(benchmark.validation_callbacks()),
+            sources=list(benchmark.sources),
+        )
+        benchmark = copy
     if validate_semantics not in benchmark.validation_callbacks():
         benchmark.add_validation_callback(validate_semantics)
     return benchmark

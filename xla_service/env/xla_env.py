@@ -3,7 +3,17 @@
 Subclasses CompilerGym's ``ClientServiceCompilerEnv`` the way its GccEnv
 does: datasets and rewards are set here, so forks keep them, and it
 implements ``commandline()`` / ``commandline_to_actions()`` so that
-``env.state``, ``env.apply(state)`` and ``env.validate()`` work.
+``env.state``, ``env.apply(state)`` and ``env.validate()`` work. Where the
+stock client's behaviour would break the contract (README, "Stock contract")
+it is corrected here, never in site-packages:
+
+- the history holds exactly the actions the service applied: a step that
+  raises is taken out of ``env.actions`` (a batch is all-or-nothing);
+- ``info["pass_error"]`` carries XLA's error for a pass it failed on;
+- ``fork()`` copies the reward's state; ``validate()`` never touches the live
+  episode; validation callbacks run in the calling thread;
+- a launched service gets an admin token for service-wide settings, and a
+  remote service an auth token.
 """
 from __future__ import annotations
 
@@ -14,22 +24,34 @@ import shutil
 import sys
 import weakref
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
+from compiler_gym.compiler_env_state import CompilerEnvState
 from compiler_gym.datasets import Benchmark
 from compiler_gym.service import ConnectionOpts
 from compiler_gym.service.client_service_compiler_env import ClientServiceCompilerEnv
+from compiler_gym.validation_result import ValidationResult
 
+from xla_service.env.actions import message_converters
+from xla_service.env.connection import (
+    ADMIN_TOKEN_PARAMETER,
+    ADMIN_TOKEN_VARIABLE,
+    TokenConnection,
+    auth_token_from_environment,
+    new_admin_token,
+)
 from xla_service.env.datasets import default_benchmark_uri, get_xla_datasets
 from xla_service.env.rewards import default_rewards
 from xla_service.env.validation import make_validatable
 from xla_service.errors import UnknownPassError, close_matches
 from xla_service.lifeline import CLIENT_PID_VARIABLE
+from xla_service.session.parameters import SERVICE_PARAMETERS
 
 __all__ = ["XlaEnv", "service_executable"]
 
 SERVICE_EXECUTABLE = "xla-gym-service"
-
+#: The observation that carries XLA's errors of a step (``session/observations.py``).
+PASS_ERROR_SPACE = "PassError"
 
 logger = logging.getLogger(__name__)
 #: Environments not yet garbage collected, closed at interpreter exit: a
@@ -47,10 +69,13 @@ def _close_live_envs() -> None:
             logger.warning("Closing %s at exit failed: %s", type(env).__name__, e)
 
 
-def _with_client_pid(settings: Optional[ConnectionOpts]) -> ConnectionOpts:
-    """Connection settings whose service stops when this process dies."""
+def _launch_settings(settings: Optional[ConnectionOpts]) -> ConnectionOpts:
+    """Connection settings whose service stops when this process dies, with an admin token."""
     settings = settings.copy(deep=True) if settings else ConnectionOpts()
-    settings.script_env = {**settings.script_env, CLIENT_PID_VARIABLE: str(os.getpid())}
+    extra = {CLIENT_PID_VARIABLE: str(os.getpid())}
+    if ADMIN_TOKEN_VARIABLE not in settings.script_env:
+        extra[ADMIN_TOKEN_VARIABLE] = new_admin_token()
+    settings.script_env = {**settings.script_env, **extra}
     return settings
 
 
@@ -78,16 +103,25 @@ class XlaEnv(ClientServiceCompilerEnv):
         observation_space: Optional[str] = "OpcodeCounts",
         reward_space: Optional[str] = "OpCount",
         service: Optional[Union[str, Path]] = None,
+        auth_token: Optional[str] = None,
         **kwargs: Any,
     ) -> None:
         # Custom benchmarks by URI, so that env.validate() and fork() can reset to them.
         self._custom_benchmarks: Dict[str, Benchmark] = {}
         if isinstance(benchmark, Benchmark):
-            self._remember(benchmark)
-        kwargs["connection_settings"] = _with_client_pid(kwargs.get("connection_settings"))
+            benchmark = self._remember(benchmark)
+        endpoint = service or service_executable()
+        self._auth_token = auth_token if auth_token is not None else auth_token_from_environment()
+        if isinstance(endpoint, Path):
+            kwargs["connection_settings"] = _launch_settings(kwargs.get("connection_settings"))
+        elif self._auth_token and kwargs.get("service_connection") is None:
+            kwargs["service_connection"] = TokenConnection(
+                str(endpoint), kwargs.get("connection_settings"), self._auth_token
+            )
+        kwargs.setdefault("service_message_converters", message_converters())
         super().__init__(
             *args,
-            service=service or service_executable(),
+            service=endpoint,
             benchmark=benchmark or default_benchmark_uri(),
             observation_space=observation_space,
             reward_space=reward_space,
@@ -97,17 +131,89 @@ class XlaEnv(ClientServiceCompilerEnv):
         )
         _LIVE.add(self)
 
-    def _remember(self, benchmark: Benchmark) -> None:
-        self._custom_benchmarks[str(benchmark.uri)] = make_validatable(benchmark)
+    # ------------------------------------------------------------ benchmarks
+
+    def _remember(self, benchmark: Benchmark) -> Benchmark:
+        validatable = make_validatable(benchmark)
+        self._custom_benchmarks[str(validatable.uri)] = validatable
+        return validatable
 
     @ClientServiceCompilerEnv.benchmark.setter  # type: ignore[attr-defined, untyped-decorator]
     def benchmark(self, benchmark: Union[str, Benchmark]) -> None:
         """As CompilerGym's, plus custom benchmarks by URI; every benchmark is validatable."""
         if isinstance(benchmark, Benchmark):
-            self._remember(benchmark)
+            benchmark = self._remember(benchmark)
         elif isinstance(benchmark, str) and benchmark in self._custom_benchmarks:
             benchmark = self._custom_benchmarks[benchmark]
         ClientServiceCompilerEnv.benchmark.fset(self, benchmark)  # type: ignore[attr-defined]
+
+    # ------------------------------------------------------------ connection
+
+    def _init_kwargs(self) -> Dict[str, Any]:
+        return {**super()._init_kwargs(), "auth_token": self._auth_token}
+
+    def _reset(self, *args: Any, **kwargs: Any) -> Any:
+        # The stock client reconnects with a plain connection after an error:
+        # a remote service that requires a token needs ours.
+        if self.service is None and self._auth_token and not isinstance(self._service_endpoint, Path):
+            self.service = TokenConnection(
+                str(self._service_endpoint), self._connection_settings, self._auth_token
+            )
+        return super()._reset(*args, **kwargs)
+
+    def send_params(self, *params: Tuple[str, str], resend_on_reset: bool = False) -> List[str]:
+        """As CompilerGym's; service-wide settings go with this client's admin token."""
+        token = self._connection_settings.script_env.get(ADMIN_TOKEN_VARIABLE, "")
+        if token and any(key in SERVICE_PARAMETERS for key, _ in params):
+            params = ((ADMIN_TOKEN_PARAMETER, token), *params)
+            return super().send_params(*params, resend_on_reset=resend_on_reset)[1:]
+        return super().send_params(*params, resend_on_reset=resend_on_reset)
+
+    # ------------------------------------------------------------ episodes
+
+    def raw_step(
+        self,
+        actions: Iterable[Any],
+        observation_spaces: List[Any],
+        reward_spaces: List[Any],
+        timeout: float = 300,
+    ) -> Any:
+        """CompilerGym's step, with the history kept to what the service applied
+        and XLA's errors in ``info["pass_error"]``."""
+        actions = list(actions)
+        before = len(self._actions)
+        spaces = list(observation_spaces)
+        extra = self.observation.spaces[PASS_ERROR_SPACE] if actions else None
+        if extra is not None:
+            spaces.append(extra)
+        try:
+            observations, rewards, done, info = super().raw_step(actions, spaces, reward_spaces, timeout)
+        except Exception:
+            del self._actions[before:]  # the service restored its state: nothing ran
+            raise
+        if extra is not None:
+            error = observations.pop() if len(observations) == len(spaces) else None
+            info["pass_error"] = error or ""
+        return observations, rewards, done, info
+
+    def fork(self) -> "XlaEnv":
+        """As CompilerGym's, with the reward's state copied (the stock fork resets it)."""
+        forked: XlaEnv = super().fork()  # type: ignore[assignment]
+        if self.reward_space is not None:
+            forked.reward_space_spec = forked.reward.spaces[self.reward_space.name]
+        forked._custom_benchmarks = dict(self._custom_benchmarks)
+        return forked
+
+    def validate(self, state: Optional[CompilerEnvState] = None) -> ValidationResult:
+        """As CompilerGym's, but never in the live episode: in a fork of it, or,
+        outside an episode, in this env (which ``state`` resets)."""
+        if not self.in_episode:
+            if state is None:
+                raise TypeError("validate() with no state needs an episode: call reset() first")
+            return super().validate(state)
+        state = state or self.state
+        with self.fork() as fork:
+            return ClientServiceCompilerEnv.validate(fork, state)
 
     def commandline(self) -> str:
         """The passes applied so far, space-separated, in order."""

@@ -1,4 +1,4 @@
-"""A module state as the engine hands it out: normalized text and opcode counts.
+"""A module state as the engine hands it out: normalized text and its counted opcodes.
 
 Pure Python, so the service process (which never imports jax) can hold it.
 """
@@ -17,7 +17,13 @@ _UNCOUNTED = tuple(OPCODE_INDEX[name] for name in UNCOUNTED_OPCODES)
 
 @dataclass(frozen=True)
 class Analysis:
-    """A normalized HLO module and its opcode counts, in ``OPCODES`` order."""
+    """A normalized HLO module and its opcode counts, in ``OPCODES`` order.
+
+    The counts follow the op count rule (``schema.OP_COUNT_RULE``): the module
+    as XLA's ``flatten-call-graph`` and ``call-inliner`` leave it, every call
+    site with its own copy of the callee (``xla.count_opcodes``), so they can
+    differ from the instructions of ``text`` where calls share a callee.
+    """
 
     text: str
     opcode_counts: Tuple[int, ...]
@@ -32,8 +38,12 @@ class Analysis:
 
     @property
     def op_count(self) -> int:
-        """Instructions over all computations, other than parameters and constants."""
+        """Counted instructions (calls inlined), other than parameters and constants."""
         return sum(self.opcode_counts) - sum(self.opcode_counts[i] for i in _UNCOUNTED)
+
+    def nbytes(self) -> int:
+        """Bytes it holds (its text and carried MLIR), for the cache's bound."""
+        return len(self.text) + len(self.mlir) + 8 * len(self.opcode_counts)
 
     def histogram(self) -> Dict[str, int]:
         """Nonzero opcode counts by name."""

@@ -2,75 +2,93 @@
 
 Jax-free: every XLA call runs in a worker process (``pool.py``). States are
 immutable :class:`Analysis` values; a step returns a new one or the same one.
-Results are cached by (module digest, pass), XLA's deterministic failures
-included: XLA passes are deterministic. The cache is shared by every session of
-the service and bounded in entries and bytes (least recently used go first).
+Deterministic results (loads, steps, XLA's default pipeline, cost analysis,
+graphs, protos) go through one :class:`~xla_service.passes.cache.Cache`,
+XLA's deterministic failures included; the persistent experience store can
+sit behind it. The engine is shared by every session of the service.
 """
 from __future__ import annotations
 
 import hashlib
 import logging
 import os
+import re
 import shutil
-import signal
 import tempfile
 import threading
 import weakref
-from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Callable, Optional, Set, Tuple, Type
+from typing import Any, Callable, Dict, List, Optional, Set
 
 from xla_service.errors import (
     BenchmarkError,
     ExecutionError,
-    HloParseError,
     PassCrashedError,
-    PassTimeoutError,
-    XlaGymError,
+    ResourceLimitError,
 )
 from xla_service.passes.analysis import Analysis
-from xla_service.passes.catalog import PassSpec, get_pass
-from xla_service.passes.memo import Memo
+from xla_service.passes.cache import Backing, Cache
+from xla_service.passes.catalog import get_pass
 from xla_service.passes.pool import WorkerDied, WorkerPool
 
-__all__ = ["Engine", "MAX_MODULE_BYTES"]
+__all__ = [
+    "Engine",
+    "MAX_MODULE_BYTES",
+    "MAX_INSTRUCTIONS",
+    "DETERMINISTIC_OBSERVATIONS",
+    "default_worker_memory",
+    "clean_stale_scratch",
+]
 
 logger = logging.getLogger(__name__)
 
 #: Largest HLO text accepted as a benchmark.
 MAX_MODULE_BYTES = 64 * 1024 * 1024
-
-#: Default bound of the result cache: the HLO text it holds, in bytes.
+#: Most instructions accepted in a benchmark (``$XLA_GYM_MAX_INSTRUCTIONS``).
+MAX_INSTRUCTIONS = 1_000_000
+#: Default bound of the in-memory cache: the text it holds, in bytes.
 DEFAULT_CACHE_BYTES = 512 * 1024 * 1024
+#: Worker-side observations whose value depends only on the module text.
+DETERMINISTIC_OBSERVATIONS = ("cost_analysis", "hlo_graph", "hlo_proto")
 
 _DEFAULT = "<default pipeline>"
-_LOAD = "<load>"
-
-
-class _Cached:
-    """A cache entry: a step's result (None: unchanged) or its deterministic failure."""
-
-    __slots__ = ("result", "error_type", "message", "size")
-
-    def __init__(
-        self,
-        result: Optional[Analysis],
-        error_type: Optional[Type[XlaGymError]] = None,
-        message: str = "",
-    ) -> None:
-        self.result, self.error_type, self.message = result, error_type, message
-        held = len(result.text) + len(result.mlir) if result is not None else len(message)
-        self.size = 256 + held
-
-    def value(self) -> Optional[Analysis]:
-        if self.error_type is not None:
-            raise self.error_type(self.message)
-        return self.result
+_INSTRUCTION = re.compile(r"^\s*(ROOT\s+)?%?[\w.\-]+\s*=", re.M)
+_SCRATCH_PREFIX = "xla-gym-dumps-"
 
 
 def _scratch_root() -> str:
     shm = "/dev/shm"
     return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else tempfile.gettempdir()
+
+
+def default_worker_memory(workers: int) -> int:
+    """The memory limit of one worker: 3/4 of the machine's memory over the workers."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        total = 16 * 2**30
+    return max(int(total * 0.75 / max(workers, 1)), 2**30)
+
+
+def clean_stale_scratch(root: Optional[str] = None) -> int:
+    """Remove the scratch folders of engines whose process is gone (e.g. a service
+    killed with SIGKILL); returns how many went."""
+    root = root or _scratch_root()
+    removed = 0
+    for name in os.listdir(root):
+        m = re.match(rf"{_SCRATCH_PREFIX}(\d+)-", name)
+        if m is None:
+            continue
+        try:
+            os.kill(int(m[1]), 0)
+            continue  # its engine's process still runs
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+        removed += 1
+    return removed
 
 
 class Engine:
@@ -81,131 +99,133 @@ class Engine:
         workers: int = 2,
         log_dir: Optional[Path] = None,
         step_timeout: Optional[float] = 300.0,
-        cache_size: int = 4096,
+        cache_size: int = 8192,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
+        backing: Optional[Backing] = None,
+        worker_memory: Optional[int] = None,
+        max_instructions: int = MAX_INSTRUCTIONS,
     ) -> None:
         self.step_timeout = step_timeout
-        self._pool = WorkerPool(workers, log_dir or Path(tempfile.mkdtemp(prefix="xla-gym-")))
-        #: (module digest, pass) -> the result (None: unchanged), or the
-        #: deterministic XLA failure to raise again.
-        self._cache: "OrderedDict[Tuple[str, str], _Cached]" = OrderedDict()
-        self._cache_size = cache_size
-        self._cache_bytes_limit = cache_bytes
-        self.cache_bytes = 0
-        self._lock = threading.Lock()
-        self.hits = 0
-        self.misses = 0
-        #: Every step's dump directory lives here; see :meth:`_sweep`.
-        self._scratch = tempfile.mkdtemp(prefix="xla-gym-dumps-", dir=_scratch_root())
+        self.max_instructions = max_instructions
+        #: Every step's dump folder lives here; see :meth:`_sweep`.
+        self._scratch = tempfile.mkdtemp(prefix=f"{_SCRATCH_PREFIX}{os.getpid()}-", dir=_scratch_root())
         # Removed by close(), or at exit by an engine that was never closed.
         self._remove_scratch = weakref.finalize(self, shutil.rmtree, self._scratch, True)
+        self._pool = WorkerPool(
+            workers,
+            log_dir or Path(tempfile.mkdtemp(prefix="xla-gym-")),
+            {"XLA_GYM_SCRATCH": self._scratch},
+            memory_limit=worker_memory or default_worker_memory(workers),
+        )
+        self.cache = Cache(cache_size, cache_bytes, backing)
+        self._lock = threading.Lock()
         self._active_dumps: Set[str] = set()
         self._swept_at_replaced = 0
+
+    # ------------------------------------------------------------------ states
 
     def load(self, text: str) -> Analysis:
         """Parse and normalize a benchmark; errors name the problem."""
         data = text.encode()
         if len(data) > MAX_MODULE_BYTES:
-            raise BenchmarkError(
+            raise ResourceLimitError(
                 f"HLO module too large: expected at most {MAX_MODULE_BYTES} bytes, got {len(data)}"
             )
-
-        def load() -> Analysis:
-            try:
-                return self._call("load", text)
-            except WorkerDied as died:
-                crashed = PassCrashedError(f"XLA crashed loading the module: {died}")
-                crashed.transient = died.exit_code != -signal.SIGABRT  # type: ignore[attr-defined]
-                raise crashed from None
-
-        # Every reset of a benchmark loads the same text: normalize it once.
-        loaded = self._memo((hashlib.sha256(data).hexdigest(), _LOAD), load)
-        assert loaded is not None
-        return loaded
+        instructions = len(_INSTRUCTION.findall(text))
+        if instructions > self.max_instructions:
+            raise ResourceLimitError(
+                f"HLO module too large: expected at most {self.max_instructions} instructions "
+                f"(XLA_GYM_MAX_INSTRUCTIONS), got {instructions}"
+            )
+        key = ("load", hashlib.sha256(data).hexdigest(), "")
+        return self.cache.get_or_compute(key, lambda: self._call("load", text, what="loading the module"))
 
     def apply(self, state: Analysis, name: str) -> Analysis:
         """Run the pass ``name`` on ``state``; the same object if it changed nothing."""
         spec = get_pass(name)
-        result = self._cached(state, spec.name, lambda: self._run_pass(state, spec))
+        result = self.cache.get_or_compute(
+            ("step", state.digest, spec.name),
+            lambda: self._unchanged_as_none(state, self._with_dumps(
+                lambda d: self._call("run_pass", state.text, spec.name, d, state.mlir),
+                lambda d, why: self._call("finish_pass", d, spec.name, why),
+                spec.name,
+            )),
+        )
         return state if result is None else result
 
     def default_pipeline(self, state: Analysis) -> Analysis:
         """XLA's own target-independent result for ``state``."""
-        result = self._cached(state, _DEFAULT, lambda: self._run_default(state))
+        result = self.cache.get_or_compute(
+            ("step", state.digest, _DEFAULT),
+            lambda: self._unchanged_as_none(state, self._with_dumps(
+                lambda d: self._call("default_pipeline", state.text, d, state.mlir),
+                lambda d, why: self._call("finish_default", d, why),
+                _DEFAULT,
+            )),
+        )
         return state if result is None else result
 
-    def close(self) -> None:
-        self._pool.close()
-        self._remove_scratch()
+    @staticmethod
+    def _unchanged_as_none(state: Analysis, result: Optional[Analysis]) -> Optional[Analysis]:
+        return None if result is None or result.digest == state.digest else result
 
-    @property
-    def workers_replaced(self) -> int:
-        return self._pool.replaced
+    # ------------------------------------------------------------ observations
 
-    def _cached(
-        self, state: Analysis, key: str, compute: Callable[[], Optional[Analysis]]
-    ) -> Optional[Analysis]:
-        """``compute()`` on ``state``, memoized by (digest, key); None if unchanged."""
-        return self._memo((state.digest, key), compute, state.digest)
+    def observe(self, name: str, state: Analysis) -> Any:
+        """A worker-side observation of ``state`` (``observe.py``), cached when deterministic."""
+        if name not in DETERMINISTIC_OBSERVATIONS:
+            raise ValueError(f"Expected one of {DETERMINISTIC_OBSERVATIONS}, got {name!r}")
+        return self.cache.get_or_compute(
+            ("observation", state.digest, name),
+            lambda: self._call(name, state.text, what=f"computing {name!r}"),
+        )
 
-    def _memo(
-        self,
-        cache_key: Tuple[str, str],
-        compute: Callable[[], Optional[Analysis]],
-        unchanged_digest: Optional[str] = None,
-    ) -> Optional[Analysis]:
-        """``compute()``, memoized, deterministic failures included."""
-        with self._lock:
-            cached = self._cache.get(cache_key)
-            if cached is not None:
-                self.hits += 1
-                self._cache.move_to_end(cache_key)
-            else:
-                self.misses += 1
-        if cached is not None:
-            return cached.value()
-        try:
-            result = compute()
-        except (PassCrashedError, HloParseError) as e:  # XLA's verdict on the module
-            if isinstance(e, PassTimeoutError) or getattr(e, "transient", False):
-                raise
-            self._store(cache_key, _Cached(None, type(e), str(e)))
-            raise
-        if result is not None and result.digest == unchanged_digest:
-            result = None
-        self._store(cache_key, _Cached(result))
-        return result
+    def cost_analysis(self, state: Analysis) -> tuple:
+        """XLA's HloCostAnalysis of ``state``, in ``schema.COST_KEYS`` order."""
+        return tuple(self.observe("cost_analysis", state))
 
-    def _store(self, key: Tuple[str, str], entry: "_Cached") -> None:
-        with self._lock:
-            if not self._cache:  # (tests clear it directly)
-                self.cache_bytes = 0
-            old = self._cache.pop(key, None)
-            if old is not None:
-                self.cache_bytes -= old.size
-            self._cache[key] = entry
-            self.cache_bytes += entry.size
-            while self._cache and (
-                len(self._cache) > self._cache_size or self.cache_bytes > self._cache_bytes_limit
-            ):
-                self.cache_bytes -= self._cache.popitem(last=False)[1].size
+    def hlo_graph(self, state: Analysis) -> str:
+        """``state`` as node-link JSON (schema in ``hlo_graph.py``)."""
+        return str(self.observe("hlo_graph", state))
 
-    def _call(self, method: str, *args: object) -> Analysis:
+    def hlo_proto(self, state: Analysis) -> bytes:
+        """The serialized HloModuleProto of ``state``."""
+        return bytes(self.observe("hlo_proto", state))
+
+    def runtime(self, state: Analysis, repetitions: int, seed: int) -> list:
+        """Seconds per execution of ``state`` (full CPU pipeline), warm-up excluded.
+
+        Raises :class:`ExecutionError` if XLA cannot compile or run it on CPU.
+        """
+        return list(self._call("runtime", state.text, repetitions, seed, what="measuring the runtime"))
+
+    def validate(self, original: Analysis, current: Analysis, seed: int) -> Dict[str, object]:
+        """Execute both on the same seeded inputs and compare (see ``observe.validate``)."""
+        return dict(self._call("validate", original.text, current.text, seed, what="validating"))
+
+    # ---------------------------------------------------------------- workers
+
+    def request(self, method: str, *args: object) -> Any:
+        """Run one worker request by name (``worker.py``): for diagnostics,
+        benchmarks and the test-only requests. Raises :class:`WorkerDied` if the
+        worker dies."""
         return self._pool.call(method, *args, timeout=self.step_timeout)
 
-    def _run_pass(self, state: Analysis, spec: PassSpec) -> Optional[Analysis]:
-        return self._with_dumps(
-            lambda d: self._call("run_pass", state.text, spec.name, d, state.mlir),
-            lambda d, why: self._call("finish_pass", d, spec.name, why),
-            spec.name,
-        )
-
-    def _run_default(self, state: Analysis) -> Optional[Analysis]:
-        return self._with_dumps(
-            lambda d: self._call("default_pipeline", state.text, d, state.mlir),
-            lambda d, why: self._call("finish_default", d, why),
-            _DEFAULT,
-        )
+    def _call(self, method: str, *args: object, what: str = "") -> Any:
+        """Call a worker; a worker that dies becomes a clear error naming ``what``."""
+        try:
+            return self._pool.call(method, *args, timeout=self.step_timeout)
+        except WorkerDied as died:
+            if not what:
+                raise
+            error = BenchmarkError if method == "load" else (
+                PassCrashedError if method.startswith(("run_", "finish_", "default")) else ExecutionError
+            )
+            raise error(
+                f"XLA crashed {what}: {died}. The worker was replaced and the session "
+                "keeps its state.",
+                transient=not died.xla_aborted,
+            ) from None
 
     def _with_dumps(
         self,
@@ -213,7 +233,7 @@ class Engine:
         recover: Callable[[str, str], Optional[Analysis]],
         what: str,
     ) -> Optional[Analysis]:
-        """Run a compile in a scratch dump directory.
+        """Run a compile in a scratch dump folder.
 
         If XLA aborts the worker after the pass has finished (in the backend,
         which a partial pipeline often upsets), the result is read from the
@@ -227,20 +247,17 @@ class Engine:
             try:
                 return run(dump_dir)
             except WorkerDied as died:
-                logger.warning("XLA aborted a worker running %s: %s", what, died)
+                logger.warning("A worker died running %s: %s", what, died)
                 try:
                     return recover(dump_dir, f"XLA aborted: {died}")
                 except (PassCrashedError, WorkerDied) as e:
-                    crashed = PassCrashedError(
+                    # Only XLA's own abort (a CHECK failure) in the pass is a
+                    # property of the module and the pass; a killed worker is not.
+                    raise PassCrashedError(
                         f"XLA crashed running {what!r}: {died}. The worker was replaced "
-                        "and the session keeps its state."
-                    )
-                    # Only XLA's own abort (a CHECK failure) is a property of the
-                    # module and the pass; a killed worker is not cached.
-                    crashed.transient = (  # type: ignore[attr-defined]
-                        died.exit_code != -signal.SIGABRT or isinstance(e, WorkerDied)
-                    )
-                    raise crashed from e
+                        "and the session keeps its state.",
+                        transient=not died.xla_aborted or isinstance(e, WorkerDied),
+                    ) from e
         finally:
             shutil.rmtree(dump_dir, ignore_errors=True)
             with self._lock:
@@ -248,14 +265,14 @@ class Engine:
             self._sweep()
 
     def _sweep(self) -> None:
-        """Remove dump directories that a dead worker left behind.
+        """Remove dump folders that dead workers left behind.
 
         A worker replies as soon as the dumps hold its result and finishes the
-        compile afterwards, removing the directory (which XLA re-creates when
-        it dumps again after the engine removed it). If XLA aborts it then,
-        nobody does: after any worker replacement, every directory that no
-        step is using goes (a live worker's compile at worst re-creates one,
-        and removes it when done).
+        compile afterwards, removing the folder (which XLA re-creates when it
+        dumps again after the engine removed it). If XLA aborts it, or the pool
+        preempts it then, nobody does: after any worker replacement, every
+        folder that belongs to no live worker's request goes (a live worker's
+        compile at worst re-creates one, and removes it when done).
         """
         replaced = self._pool.replaced
         if replaced == self._swept_at_replaced:
@@ -269,74 +286,45 @@ class Engine:
             return
         for name in names:
             path = os.path.join(self._scratch, name)
-            if path not in active:
+            if path not in active and not name.startswith("count-"):
                 shutil.rmtree(path, ignore_errors=True)
 
-    # ------------------------------------------------------------ observations
-    # Cost analysis, graph, proto bytes, runtime and validation (worker-side in
-    # ``observe.py``). Deterministic results are memoized by module digest.
+    # ------------------------------------------------------------- the service
 
-    def cost_analysis(self, state: Analysis) -> Tuple[float, ...]:
-        """XLA's HloCostAnalysis of ``state``, in ``schema.COST_KEYS`` order."""
-        return self._memoized(state, "cost_analysis")
-
-    def hlo_graph(self, state: Analysis) -> str:
-        """``state`` as node-link JSON (schema in ``hlo_graph.py``)."""
-        return self._memoized(state, "hlo_graph")
-
-    def hlo_proto(self, state: Analysis) -> bytes:
-        """The serialized HloModuleProto of ``state``."""
-        return self._observe("hlo_proto", state.text)
-
-    def runtime(self, state: Analysis, repetitions: int, seed: int) -> list[float]:
-        """Seconds per execution of ``state`` (full CPU pipeline), warm-up excluded.
-
-        Raises :class:`ExecutionError` if XLA cannot compile or run it on CPU.
-        """
-        return self._observe("runtime", state.text, repetitions, seed, execution=True)
-
-    def validate(self, original: Analysis, current: Analysis, seed: int) -> dict[str, object]:
-        """Execute both on the same seeded inputs and compare (see ``observe.validate``)."""
-        return self._observe("validate", original.text, current.text, seed, execution=True)
-
-    def stats(self) -> dict[str, object]:
+    def stats(self) -> Dict[str, object]:
         """Cache and worker counters (the ``xla.engine.stats`` session parameter)."""
-        memo = self._observation_memo()
-        with self._lock:
-            return {
-                "hits": self.hits,
-                "misses": self.misses,
-                "cached_results": len(self._cache),
-                "cache_bytes": self.cache_bytes,
-                "observation_hits": memo.hits,
-                "observation_misses": memo.misses,
-                "workers": self._pool.size,
-                "workers_replaced": self._pool.replaced,
-                "step_timeout": self.step_timeout,
-            }
+        cache = self.cache.stats()
+        return {
+            "hits": sum(cache["hits"].values()),
+            "misses": sum(cache["misses"].values()),
+            "cache": cache,
+            "cached_results": cache["entries"],
+            "cache_bytes": cache["bytes"],
+            "workers": self._pool.size,
+            "workers_replaced": self._pool.replaced,
+            "workers_preempted": self._pool.preempted,
+            "worker_memory_limit": self._pool.memory_limit,
+            "step_timeout": self.step_timeout,
+        }
 
     def resize(self, workers: int) -> None:
         """Run ``workers`` worker processes (waits for busy ones to finish)."""
         self._pool.resize(workers)
 
-    def _observation_memo(self) -> Memo:
-        with self._lock:
-            memo = self.__dict__.get("_observations")
-            if memo is None:
-                memo = self.__dict__["_observations"] = Memo(128)
-            return memo
+    @property
+    def workers_replaced(self) -> int:
+        return self._pool.replaced
 
-    def _memoized(self, state: Analysis, method: str) -> Any:
-        key = (state.digest, method)
-        return self._observation_memo().get(key, lambda: self._observe(method, state.text))
+    def worker_pids(self) -> List[int]:
+        """The process ids of the live workers."""
+        return [w.process.pid for w in self._pool.workers()]
 
-    def _observe(self, method: str, *args: object, execution: bool = False) -> Any:
-        """Call a worker; a worker that XLA kills becomes a clear error."""
-        try:
-            return self._pool.call(method, *args, timeout=self.step_timeout)
-        except WorkerDied as died:
-            error = ExecutionError if execution else PassCrashedError
-            raise error(
-                f"XLA crashed computing {method!r}: {died}. The worker was replaced "
-                "and the session keeps its state."
-            ) from None
+    @property
+    def scratch(self) -> str:
+        """The folder that holds every step's dumps (removed by :meth:`close`)."""
+        return self._scratch
+
+    def close(self) -> None:
+        self._pool.close()
+        self._remove_scratch()
+

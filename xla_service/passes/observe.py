@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from collections import OrderedDict
 from typing import Any, Dict, List, Tuple
@@ -18,7 +19,7 @@ import numpy as np
 from jax._src import xla_bridge
 from jax._src.lib import _jax, hlo, xla_client
 
-from xla_service.errors import ExecutionError
+from xla_service.errors import ExecutionError, ResourceLimitError
 from xla_service.opcodes import OPCODES
 from xla_service.passes.compare import (
     compare_output,
@@ -43,12 +44,16 @@ def _client() -> Any:
 
 
 def cost_analysis(text: str) -> Tuple[float, ...]:
-    """XLA's HloCostAnalysis of the module, in ``schema.COST_KEYS`` order (0 if absent)."""
+    """XLA's HloCostAnalysis of the module, in ``schema.COST_KEYS`` order.
+
+    0 where XLA reports nothing, and where it reports -1: it cannot cost the
+    module (e.g. an unknown custom call), and the spaces' values are >= 0.
+    """
     try:
         costs = _jax.hlo_module_cost_analysis(_client(), parse(text))
     except Exception as e:  # jaxlib raises JaxRuntimeError
         raise ExecutionError(f"XLA's cost analysis failed on this module: {_first_line(e)}") from None
-    return tuple(float(costs.get(k, 0.0)) for k in COST_KEYS)
+    return tuple(max(float(costs.get(k, 0.0)), 0.0) for k in COST_KEYS)
 
 
 def hlo_graph(text: str) -> str:
@@ -98,11 +103,36 @@ def _compiled(text: str) -> Tuple[Any, Any]:
     return computation, executable
 
 
+def max_input_bytes() -> int:
+    """The most bytes of inputs a module may need (``$XLA_GYM_MAX_INPUT_BYTES``;
+    default a quarter of the machine's memory)."""
+    value = os.environ.get("XLA_GYM_MAX_INPUT_BYTES", "")
+    if value.isdigit():
+        return int(value)
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 4
+
+
+def _check_input_size(shapes: List[Any]) -> None:
+    needed = sum(
+        int(np.prod(s.dimensions(), dtype=np.float64)) * np.dtype(s.numpy_dtype()).itemsize
+        for s in shapes
+        if s.is_array()
+    )
+    limit = max_input_bytes()
+    if needed > limit:
+        raise ResourceLimitError(
+            f"The module's inputs need {needed:,} bytes, more than the limit of {limit:,} "
+            "(XLA_GYM_MAX_INPUT_BYTES): it cannot be executed here"
+        )
+
+
 def make_inputs(computation: Any, seed: int) -> List[np.ndarray]:
     """Seeded arguments for the entry computation's parameters."""
     rng = np.random.default_rng(seed)
     inputs = []
-    for i, shape in enumerate(computation.program_shape().parameter_shapes()):
+    shapes = list(computation.program_shape().parameter_shapes())
+    _check_input_size(shapes)
+    for i, shape in enumerate(shapes):
         if not shape.is_array():
             raise ExecutionError(
                 f"Cannot build inputs: parameter {i} has shape {shape}, expected an array"

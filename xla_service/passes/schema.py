@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Dict, Tuple
 
 __all__ = [
+    "OP_COUNT_RULE",
     "COST_KEYS",
     "DTYPES",
     "EDGE_FLOWS",
@@ -21,6 +22,14 @@ __all__ = [
     "MAX_RUNTIME_REPETITIONS",
     "tolerance",
 ]
+
+#: The version of the op count rule, recorded in manifests, results and stored
+#: experience so that counts made under different rules are never compared.
+#: 1: every computation counted once, however many ``call`` sites share it
+#: (until 2026-11-23). 2: the module counted as XLA's own ``flatten-call-graph``
+#: and ``call-inliner`` leave it (every call site with its callee's body,
+#: normalized), ``parameter`` and ``constant`` left out (README, "Op count").
+OP_COUNT_RULE = 2
 
 #: ``CostAnalysis`` vector order, under XLA's own ``HloCostAnalysis`` key names.
 COST_KEYS: Tuple[str, ...] = ("flops", "transcendentals", "bytes accessed", "optimal_seconds")

@@ -9,15 +9,29 @@ from __future__ import annotations
 import ctypes
 import os
 import signal
+import tempfile
+import threading
 import time
 from multiprocessing.connection import Connection
 from typing import Any, Callable, Dict, Optional, Tuple
 
+from xla_service import errors
 from xla_service.errors import XlaGymError
 
-__all__ = ["main"]
+__all__ = ["main", "TEST_HOOKS"]
 
 _PR_SET_PDEATHSIG = 1
+#: Requests that exist for tests only are served when this is set.
+TEST_HOOKS = os.environ.get("XLA_GYM_TEST_HOOKS", "") not in ("", "0")
+#: What a jaxlib exception that no function translated means, by request: the
+#: module's fault for loads, the pass's for steps, else the execution's.
+_FAILURE_OF: Dict[str, type] = {
+    "load": errors.BenchmarkError,
+    "run_pass": errors.PassCrashedError,
+    "finish_pass": errors.PassCrashedError,
+    "default_pipeline": errors.PassCrashedError,
+    "finish_default": errors.PassCrashedError,
+}
 
 
 def _die_with_parent() -> None:
@@ -47,9 +61,29 @@ def _handlers() -> Dict[str, Callable[..., Any]]:
             text, dump_dir, background=True, mlir=mlir
         ),
         "finish_default": xla.finish_default,
-        "crash": lambda: os.abort(),  # for tests of crash recovery
         **_observe_handlers(),
+        **(_test_hooks() if TEST_HOOKS else {}),
     }
+
+
+def _test_hooks() -> Dict[str, Callable[..., Any]]:
+    """Requests for tests of crash recovery, preemption and memory limits only
+    (``XLA_GYM_TEST_HOOKS=1`` in the service's environment)."""
+    from xla_service.passes import xla
+
+    def settle_for(seconds: float) -> None:
+        """Reply at once, then stay busy for ``seconds``, like a compile's backend."""
+        thread = threading.Thread(target=time.sleep, args=(seconds,), daemon=True)
+        thread.start()
+        xla._BACKGROUND.append((thread, tempfile.mkdtemp(prefix="test-settle-")))
+
+    def allocate(size: int, seconds: float) -> int:
+        """Hold ``size`` bytes (resident) for ``seconds``."""
+        block = b"\x01" * size
+        time.sleep(seconds)
+        return len(block)
+
+    return {"crash": os.abort, "settle_for": settle_for, "allocate": allocate}
 
 
 def _observe_handlers() -> Dict[str, Callable[..., Any]]:
@@ -73,6 +107,29 @@ def _timed(handler: Callable[..., Any], args: Tuple[Any, ...]) -> Tuple[float, A
     except XlaGymError as e:
         result, error = None, f"{type(e).__name__}: {e}"
     return time.perf_counter() - start, result, error
+
+
+def _error_reply(method: str, error: Exception) -> Tuple[str, str, bool]:
+    """``(error type name, message, transient)`` for a failed request.
+
+    Our own errors keep their type. A jaxlib error nothing translated is the
+    module's (or the pass's) doing and deterministic; running out of memory is
+    a resource limit; anything else is a bug of the engine (INTERNAL), never
+    cached.
+    """
+    if isinstance(error, XlaGymError):
+        return type(error).__name__, str(error), error.transient
+    if isinstance(error, MemoryError):
+        return (
+            "ResourceLimitError",
+            f"out of memory in {method!r} (the module, or its inputs, do not fit)",
+            True,
+        )
+    text = " ".join(str(error).split())[:2000] or type(error).__name__
+    if type(error).__name__ == "JaxRuntimeError":
+        kind = _FAILURE_OF.get(method, errors.ExecutionError)
+        return kind.__name__, f"XLA failed in {method!r}: {text}", False
+    return "XlaGymError", f"engine error in {method!r}: {type(error).__name__}: {text}", True
 
 
 def main() -> None:
@@ -104,10 +161,8 @@ def main() -> None:
         reply: Tuple[Any, ...]
         try:
             reply = ("ok", handlers[method](*args))
-        except XlaGymError as e:
-            reply = ("error", type(e).__name__, str(e), bool(getattr(e, "transient", False)))
-        except Exception as e:  # an engine bug: report it, keep serving
-            reply = ("error", "XlaGymError", f"{type(e).__name__}: {e}", True)
+        except Exception as e:  # reported, never lost: the worker keeps serving
+            reply = ("error", *_error_reply(method, e))
         settling = xla.background_pending()
         try:
             replies.send(reply + (settling,))

@@ -9,17 +9,19 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import tempfile
 import threading
 import zlib
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from jax._src import xla_bridge
 from jax._src.lib import _jax, hlo, xla_client
 
 from xla_service.errors import HloParseError, PassCrashedError
 from xla_service.opcodes import OPCODES
+from xla_service.passes import inline
 from xla_service.passes.analysis import Analysis
-from xla_service.passes.catalog import PassSpec
+from xla_service.passes.catalog import TARGET_INDEPENDENT, PassSpec
 from xla_service.passes.dumps import (
     default_pipeline_dump,
     read_pass_dumps,
@@ -112,14 +114,33 @@ def _to_mlir(module: Any) -> Any:
 
 def _from_mlir(mlir: Any) -> str:
     """StableHLO -> HLO text, names made canonical."""
-    computation = _jax.mlir.mlir_module_to_xla_computation(
-        mlir, use_tuple_args=False, return_tuple=False
-    )
+    try:
+        computation = _jax.mlir.mlir_module_to_xla_computation(
+            mlir, use_tuple_args=False, return_tuple=False
+        )
+    except Exception as e:  # jaxlib raises JaxRuntimeError: the module is inconsistent
+        raise HloParseError(f"XLA rejects this module: {_xla_message(e)}") from None
     return canonicalize_computation_names(str(computation.as_hlo_text()))
 
 
 def _round_trip(text: str) -> str:
-    return _from_mlir(_to_mlir(parse(text)))
+    return _from_mlir(_converted(parse(text)))
+
+
+def _converted(module: Any) -> Any:
+    """:func:`_to_mlir`, with XLA's rejection of a module that parses but is not
+    consistent (e.g. an ``add`` of f32[4] and f32[5]) as :class:`HloParseError`."""
+    try:
+        return _to_mlir(module)
+    except Exception as e:  # jaxlib raises JaxRuntimeError
+        raise HloParseError(f"XLA rejects this module: {_xla_message(e)}") from None
+
+
+def _xla_message(error: BaseException) -> str:
+    """The first line of XLA's message that says what is wrong."""
+    lines = [ln.strip() for ln in str(error).strip().splitlines() if ln.strip()]
+    useful = [ln for ln in lines if "error:" in ln] or lines or [type(error).__name__]
+    return re.sub(r"^([A-Z_]+: )?(<unknown>:0: )?", "", useful[0])
 
 
 def normalize(text: str) -> str:
@@ -139,7 +160,7 @@ def _normalize(text: str) -> Tuple[str, Any, str]:
     current = _round_trip(canonicalize_computation_names(text))
     for _ in range(_MAX_ROUND_TRIPS):
         module = parse(current)
-        mlir = _to_mlir(module)
+        mlir = _converted(module)
         following = _from_mlir(mlir)
         if following == current:
             return current, module, mlir
@@ -157,9 +178,83 @@ def _opcode_counts(module: Any) -> Tuple[int, ...]:
     return tuple(counts)
 
 
+#: The passes after which a module is counted (``schema.OP_COUNT_RULE``): XLA's
+#: own compile starts with them, and they give every call site its own copy
+#: of the callee, inlined, so that sharing a callee never lowers the count.
+COUNT_PASSES = ("flatten-call-graph", "call-inliner")
+_CALL = OPCODES.index("call")
+_COUNT_DISABLE = tuple(sorted(TARGET_INDEPENDENT - set(COUNT_PASSES)))
+
+
+def count_opcodes(text: str, module: Any, mlir: str = "") -> Tuple[int, ...]:
+    """Opcode counts of normalized ``text`` under the op count rule.
+
+    A module without ``call`` instructions is counted as it is: after
+    normalization only ``call`` can share a computation, so flattening and
+    inlining change nothing. Otherwise it is counted as XLA's own
+    ``flatten-call-graph`` and ``call-inliner`` leave it, normalized: from the
+    text inlined in Python and one HLO -> StableHLO -> HLO trip (a fraction of
+    a compile), or, for calls that XLA does not inline or text the inliner
+    does not understand, by running the two passes.
+    """
+    counts = _opcode_counts(module)
+    if counts[_CALL] == 0:
+        return counts
+    if inline.inlinable(text):
+        try:
+            inlined = parse(inline.inline_calls(text))
+            computation = _jax.mlir.mlir_module_to_xla_computation(
+                _to_mlir(inlined), use_tuple_args=False, return_tuple=False
+            )
+            return _opcode_counts(
+                hlo.HloModule.from_serialized_hlo_module_proto(
+                    computation.as_serialized_hlo_module_proto()
+                )
+            )
+        except Exception:  # noqa: BLE001  (XLA's route below is exact: use it)
+            pass
+    return count_through_xla(text, mlir)
+
+
+def count_through_xla(text: str, mlir: str = "") -> Tuple[int, ...]:
+    """:func:`count_opcodes` by running ``COUNT_PASSES``: one partial compile (and
+    the reference that ``tests/passes/test_op_count_rule.py`` holds the Python
+    inliner to)."""
+    dump_dir = tempfile.mkdtemp(prefix="count-", dir=_scratch_root())
+    try:
+        compile_ = _compile if FULL_BACKEND else _compile_until_done
+        error = compile_(text, _COUNT_DISABLE, dump_dir, zlib.compress(mlir.encode(), 1) if mlir else b"")
+        dumps = read_pass_dumps(dump_dir, COUNT_PASSES, fixpoint=True)
+        if not dumps.completed:
+            detail = f": {error.strip().splitlines()[0]}" if error else ""
+            raise PassCrashedError(
+                f"XLA stopped before {' and '.join(COUNT_PASSES)} finished, which the op "
+                f"count needs{detail}"
+            )
+        if dumps.result_path is None:
+            return _opcode_counts(parse(text))
+        with open(dumps.result_path) as f:
+            inlined = f.read()
+    finally:
+        if not any(d == dump_dir for _, d in _BACKGROUND):
+            shutil.rmtree(dump_dir, ignore_errors=True)
+    _, inlined_module, _ = _normalize(inlined)
+    return _opcode_counts(inlined_module)
+
+
+def _scratch_root() -> str:
+    """Where count compiles dump: the engine's scratch folder (``$XLA_GYM_SCRATCH``)."""
+    folder = os.environ.get("XLA_GYM_SCRATCH", "")
+    if folder and os.path.isdir(folder):
+        return folder
+    shm = "/dev/shm"
+    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else tempfile.gettempdir()
+
+
 def analyze(text: str) -> Analysis:
-    """Opcode counts of already-normalized text."""
-    return Analysis(text, _opcode_counts(parse(text)))
+    """Opcode counts of already-normalized text, under the op count rule."""
+    module = parse(text)
+    return Analysis(text, count_opcodes(text, module))
 
 
 def load(text: str) -> Analysis:
@@ -175,7 +270,9 @@ def load(text: str) -> Analysis:
             "(is the text truncated?)"
         )
     normalized, module, mlir = _normalize(text)  # no third parse to count opcodes
-    return Analysis(normalized, _opcode_counts(module), mlir=zlib.compress(mlir.encode(), 1))
+    return Analysis(
+        normalized, count_opcodes(normalized, module, mlir), mlir=zlib.compress(mlir.encode(), 1)
+    )
 
 
 def _compile(
@@ -212,30 +309,24 @@ def _compile_mlir(mlir: Any, disable: Sequence[str], dump_dir: str) -> Optional[
     return None
 
 
-class _Background:
-    """The compile whose backend still runs after its step has replied (one at a time)."""
-
-    thread: Optional[threading.Thread] = None
-    dump_dir: Optional[str] = None
+#: Compiles whose backend still runs after their step replied: (thread, dump folder).
+_BACKGROUND: List[Tuple[threading.Thread, str]] = []
 
 
 def background_pending() -> bool:
     """Whether a compile left running by :func:`run_pass` awaits :func:`settle`
-    (one that has ended meanwhile is settled now)."""
-    thread = _Background.thread
-    if thread is not None and not thread.is_alive():
+    (compiles that have ended meanwhile are settled now)."""
+    if _BACKGROUND and all(not thread.is_alive() for thread, _ in _BACKGROUND):
         settle()
-    return _Background.thread is not None
+    return bool(_BACKGROUND)
 
 
 def settle() -> None:
-    """Wait for the backend of a compile that :func:`run_pass` left running, then
-    remove its dump directory (XLA may have re-made it after the engine removed it)."""
-    thread, dump_dir = _Background.thread, _Background.dump_dir
-    _Background.thread = _Background.dump_dir = None
-    if thread is not None:
+    """Wait for the backends of the compiles that :func:`run_pass` left running, then
+    remove their dump folders (XLA may have re-made one after the engine removed it)."""
+    while _BACKGROUND:
+        thread, dump_dir = _BACKGROUND.pop()
         thread.join()
-    if dump_dir is not None:
         shutil.rmtree(dump_dir, ignore_errors=True)
 
 
@@ -247,9 +338,9 @@ def _compile_until_done(
 
     The rest of the compile (the CPU backend, which a partial pipeline's module
     often upsets) goes on in a thread until the next :func:`settle`; if XLA
-    aborts the process there, the step has already replied.
+    aborts the process there, the step has already replied. Several may run
+    at once (a step's, then the count of its result: :func:`count_opcodes`).
     """
-    settle()
     module = _input_mlir(text, mlir)  # here, so that parse errors are this step's
     outcome: Dict[str, Optional[str]] = {}
 
@@ -266,7 +357,7 @@ def _compile_until_done(
         if not thread.is_alive():
             return outcome.get("error")
         if target_independent_done(dump_dir):
-            _Background.thread, _Background.dump_dir = thread, dump_dir
+            _BACKGROUND.append((thread, dump_dir))
             return None
 
 

@@ -5,12 +5,21 @@ CompilerGym's client launches a service as ``./service --working_dir=DIR``
 and whatever ``COMPILER_GYM_SERVICE_ARGS`` holds, as one argument), waits for
 ``DIR/port.txt``, connects to ``localhost:PORT`` and stops the service with
 SIGTERM, expecting exit code 0.
+
+Security: sessions are reachable only by their unguessable ids, and
+service-wide settings only with the admin token (``$XLA_GYM_ADMIN_TOKEN``,
+which the launching client sets). A service that listens on anything but
+loopback requires every RPC to carry ``authorization: Bearer <token>``
+metadata (``--auth_token_file`` or ``$XLA_GYM_AUTH_TOKEN``); xla-gym's client
+sends it (README, "Service behaviour"). The token travels in clear text: use
+it inside a trusted network or an SSH tunnel.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import hmac
 import logging
 import os
 import shlex
@@ -18,7 +27,7 @@ import signal
 import sys
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent import futures
 from pathlib import Path
 from types import FrameType
@@ -31,6 +40,8 @@ from xla_service.runtime.servicer import CompilerGymServicer
 from xla_service.session.base import CompilationSession
 
 __all__ = [
+    "ADMIN_TOKEN_VARIABLE",
+    "AUTH_TOKEN_VARIABLE",
     "DEFAULT_MAX_WORKERS",
     "MAX_MESSAGE_SIZE_IN_BYTES",
     "atomic_write_text",
@@ -49,7 +60,37 @@ SERVER_OPTIONS: list[tuple[str, int]] = [
     # As CompilerGym: two services must never share a port.
     ("grpc.so_reuseport", 0),
 ]
+#: The admin token (service-wide settings), set by the client that launches the service.
+ADMIN_TOKEN_VARIABLE = "XLA_GYM_ADMIN_TOKEN"
+#: The token every RPC must carry (required unless the service listens on loopback only).
+AUTH_TOKEN_VARIABLE = "XLA_GYM_AUTH_TOKEN"
+_LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+#: glog flags that CompilerGym's client passes to every service: accepted, unused.
+_GLOG_FLAGS = ("--logbuflevel", "--logtostderr", "--minloglevel", "--log_dir", "--vmodule", "--stderrthreshold")
 _LOG_FORMAT = "%(asctime)s %(levelname)s %(process)d %(threadName)s %(name)s] %(message)s"
+
+
+class _TokenInterceptor(grpc.ServerInterceptor):
+    """Refuses every RPC that does not carry ``authorization: Bearer <token>``."""
+
+    def __init__(self, token: str) -> None:
+        self._expected = f"Bearer {token}".encode()
+
+        def deny(request: Any, context: grpc.ServicerContext) -> None:
+            del request
+            context.abort(
+                grpc.StatusCode.UNAUTHENTICATED,
+                "This xla-gym service requires a token: pass auth_token= to "
+                "compiler_gym.make(\"xla-v0\", service=...) or set XLA_GYM_AUTH_TOKEN",
+            )
+
+        self._deny = grpc.unary_unary_rpc_method_handler(deny)
+
+    def intercept_service(self, continuation: Any, details: Any) -> Any:
+        for key, value in details.invocation_metadata or ():
+            if key == "authorization" and hmac.compare_digest(str(value).encode(), self._expected):
+                return continuation(details)
+        return self._deny
 
 
 def create_server(
@@ -57,18 +98,23 @@ def create_server(
     session_type: type[CompilationSession],
     working_directory: Path,
     max_workers: int = DEFAULT_MAX_WORKERS,
+    admin_token: str = "",
+    auth_token: str = "",
 ) -> tuple[grpc.Server, int, CompilerGymServicer]:
     """A bound, not yet started server for ``session_type``, and its real port.
 
     :param address: ``host:port``; port 0 picks a free port.
+    :param admin_token: what a client presents to change service-wide settings.
+    :param auth_token: if set, every RPC must carry it (``authorization: Bearer``).
     :raises OSError: if the address cannot be bound.
     """
     if max_workers < 1:
         raise ValueError(f"max_workers must be >= 1, got {max_workers}")
-    servicer = CompilerGymServicer(Path(working_directory), session_type)
+    servicer = CompilerGymServicer(Path(working_directory), session_type, admin_token=admin_token)
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="rpc"),
         options=SERVER_OPTIONS,
+        interceptors=[_TokenInterceptor(auth_token)] if auth_token else None,
     )
     add_CompilerGymServiceServicer_to_server(servicer, server)
     try:
@@ -140,6 +186,14 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
         help="On SIGTERM/SIGINT, seconds to let running RPCs finish (default: %(default)s).",
     )
     add(
+        "--auth_token_file",
+        default="",
+        help="File holding the token every RPC must carry (authorization: Bearer <token>); "
+        f"required when --host is not loopback (default: ${AUTH_TOKEN_VARIABLE}, else none).",
+    )
+    for flag in _GLOG_FLAGS:
+        add(flag, default=None, help=argparse.SUPPRESS)
+    add(
         "--alsologtostderr",
         action="store_true",
         help="Also log to stderr (glog flag passed by CompilerGym's client when debugging).",
@@ -172,6 +226,16 @@ def _parse(
     return args, leftovers
 
 
+def _auth_token(args: argparse.Namespace) -> str:
+    """The token of ``--auth_token_file``, else ``$XLA_GYM_AUTH_TOKEN``, else ""."""
+    if args.auth_token_file:
+        token = Path(args.auth_token_file).read_text().strip()
+        if not token:
+            raise ValueError(f"--auth_token_file {args.auth_token_file} is empty")
+        return token
+    return os.environ.get(AUTH_TOKEN_VARIABLE, "").strip()
+
+
 def _log_level(args: argparse.Namespace) -> int:
     if args.log_level:
         return int(getattr(logging, args.log_level))
@@ -180,10 +244,16 @@ def _log_level(args: argparse.Namespace) -> int:
     return {0: logging.WARNING, 1: logging.INFO}.get(max(args.verbosity, 0), logging.DEBUG)
 
 
-def serve(session_type: type[CompilationSession], argv: Sequence[str] | None = None) -> int:
+def serve(
+    session_type: type[CompilationSession],
+    argv: Sequence[str] | None = None,
+    on_shutdown: Callable[[], None] | None = None,
+) -> int:
     """Run a service for ``session_type`` until SIGTERM or SIGINT; the exit code.
 
     Call from the service executable: ``sys.exit(serve(MySession))``.
+    ``on_shutdown`` runs after the last session closed, while further signals
+    are still absorbed (a second SIGTERM cannot interrupt the cleanup).
     """
     parser = build_parser()
     try:
@@ -205,7 +275,7 @@ def serve(session_type: type[CompilationSession], argv: Sequence[str] | None = N
     try:
         for item in unknown:
             logger.warning("Ignoring unknown command line argument %r", item)
-        return _run(args, session_type, working_dir)
+        return _run(args, session_type, working_dir, on_shutdown)
     finally:
         for handler in handlers:
             root.removeHandler(handler)
@@ -214,7 +284,10 @@ def serve(session_type: type[CompilationSession], argv: Sequence[str] | None = N
 
 
 def _run(
-    args: argparse.Namespace, session_type: type[CompilationSession], working_dir: Path
+    args: argparse.Namespace,
+    session_type: type[CompilationSession],
+    working_dir: Path,
+    on_shutdown: Callable[[], None] | None = None,
 ) -> int:
     stop = threading.Event()
 
@@ -232,11 +305,19 @@ def _run(
     try:
         host = f"[{args.host}]" if ":" in args.host else args.host
         try:
+            auth_token = _auth_token(args)
+            if args.host not in _LOOPBACK and not auth_token:
+                raise ValueError(
+                    f"Serving on {args.host} (not loopback) needs a token: --auth_token_file "
+                    f"FILE or ${AUTH_TOKEN_VARIABLE} (README, \"Service behaviour\")"
+                )
             server, port, servicer = create_server(
                 f"{host}:{args.port}",
                 session_type,
                 working_dir,
                 args.rpc_service_threads,
+                admin_token=os.environ.get(ADMIN_TOKEN_VARIABLE, ""),
+                auth_token=auth_token,
             )
         except (OSError, ValueError) as error:
             logger.error("%s", error)
@@ -257,6 +338,8 @@ def _run(
             pass
         server.stop(args.shutdown_grace_seconds).wait()
         closed = servicer.close_all()
+        if on_shutdown is not None:
+            on_shutdown()
         logger.info("Service stopped; %d sessions were still open", closed)
         return 0
     finally:

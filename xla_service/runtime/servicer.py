@@ -1,16 +1,24 @@
 """The ``CompilerGymService`` gRPC servicer, driving :class:`CompilationSession` objects.
 
 Same wire semantics as CompilerGym 0.2.5's runtime, without its defects:
-session ids are allocated under a lock (a fork gets a fresh id), each session
-has its own lock so that two RPCs on one session never run at once while
-different sessions run in parallel, and no session method runs under the
-lock that guards the sessions table.
+session ids are unguessable 63-bit random numbers (a session can be used only
+by the client that started it, which alone learns its id), allocated under a
+lock (a fork gets a fresh id); each session has its own lock so that two RPCs
+on one session never run at once while different sessions run in parallel;
+no session method runs under the lock that guards the sessions table; a
+``Step`` of several actions is all-or-nothing (the session is restored from a
+fork taken before it if an action fails); and the session type's
+``service_parameters`` are refused unless the request first presents the
+service's admin token (``service.admin_token``), which only the client that
+launched the service knows.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hmac
 import logging
+import secrets
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +27,7 @@ from typing import TypeVar
 
 import grpc
 
-from xla_service.errors import SessionNotFoundError, XlaGymError
+from xla_service.errors import PermissionDeniedError, SessionNotFoundError, XlaGymError
 from xla_service.proto import (
     ActionSpace,
     AddBenchmarkReply,
@@ -50,6 +58,7 @@ from xla_service.runtime.benchmark_cache import (
 from xla_service.session.base import CompilationSession
 
 __all__ = [
+    "ADMIN_TOKEN_PARAMETER",
     "SERVICE_VERSION",
     "CompilerGymServicer",
     "ServiceClosedError",
@@ -60,6 +69,9 @@ logger = logging.getLogger(__name__)
 
 SERVICE_VERSION = "0.2.5"
 """The CompilerGym protocol version this runtime speaks (``GetVersion``)."""
+
+#: The session parameter that presents the admin token, before the parameters it authorizes.
+ADMIN_TOKEN_PARAMETER = "service.admin_token"
 
 MAX_DETAILS_BYTES = 4096
 """Error details are truncated to this many wire bytes: a gRPC client with
@@ -120,6 +132,7 @@ class CompilerGymServicer(CompilerGymServiceServicer):
         session_type: type[CompilationSession],
         benchmark_cache_max_size_in_bytes: int = DEFAULT_MAX_SIZE_IN_BYTES,
         service_version: str = SERVICE_VERSION,
+        admin_token: str = "",
     ) -> None:
         self.working_directory = Path(working_directory)
         self.session_type = session_type
@@ -129,8 +142,9 @@ class CompilerGymServicer(CompilerGymServiceServicer):
         self.benchmarks = BenchmarkCache(benchmark_cache_max_size_in_bytes)
         self._sessions: dict[int, _Entry] = {}
         self._sessions_lock = threading.Lock()
-        self._next_session_id = 0
         self._closed = False
+        #: Presented with ``service.admin_token`` to change service-wide settings.
+        self.admin_token = admin_token
 
     # ------------------------------------------------------------------ helpers
 
@@ -178,8 +192,9 @@ class CompilerGymServicer(CompilerGymServiceServicer):
         """Store a new session under a fresh id; closes it if the service is closed."""
         with self._sessions_lock:
             if not self._closed:
-                session_id = self._next_session_id
-                self._next_session_id += 1
+                session_id = secrets.randbits(63)
+                while session_id in self._sessions:
+                    session_id = secrets.randbits(63)
                 self._sessions[session_id] = _Entry(session)
                 return session_id
         _close_quietly(session, "new")
@@ -287,18 +302,36 @@ class CompilerGymServicer(CompilerGymServiceServicer):
             observation_spaces = self._observation_spaces(request.observation_space)
             reply = StepReply(action_had_no_effect=True)
             with self._locked_session(request.session_id) as session:
-                for action in request.action:
-                    end_of_session, new_action_space, no_effect = session.apply_action(action)
-                    reply.action_had_no_effect = reply.action_had_no_effect and bool(no_effect)
-                    if new_action_space is not None:
-                        reply.new_action_space.CopyFrom(new_action_space)
-                    if end_of_session:  # Like CompilerGym's C++ runtime: stop here.
-                        reply.end_of_session = True
-                        break
+                backup = _fork_or_none(session) if len(request.action) > 1 else None
+                try:
+                    session.start_step()
+                    for action in request.action:
+                        end_of_session, new_action_space, no_effect = session.apply_action(action)
+                        reply.action_had_no_effect = reply.action_had_no_effect and bool(no_effect)
+                        if new_action_space is not None:
+                            reply.new_action_space.CopyFrom(new_action_space)
+                        if end_of_session:  # Like CompilerGym's C++ runtime: stop here.
+                            reply.end_of_session = True
+                            break
+                except BaseException:
+                    if backup is not None:  # all or nothing: as before the request
+                        self._restore(request.session_id, backup)
+                    raise
                 reply.observation.extend(session.get_observation(s) for s in observation_spaces)
             return reply
 
         return self._call("Step", context, StepReply(), step)
+
+    def _restore(self, session_id: int, backup: CompilationSession) -> None:
+        """Put ``backup`` in place of session ``session_id`` (whose lock the caller holds)."""
+        with self._sessions_lock:
+            entry = self._sessions.get(session_id)
+        if entry is None:
+            _close_quietly(backup, "backup")
+            return
+        replaced, entry.session = entry.session, backup
+        if replaced is not backup:
+            _close_quietly(replaced, f"{session_id} (restored)")
 
     def AddBenchmark(
         self, request: AddBenchmarkRequest, context: grpc.ServicerContext
@@ -327,8 +360,19 @@ class CompilerGymServicer(CompilerGymServiceServicer):
 
         def send() -> SendSessionParameterReply:
             reply = SendSessionParameterReply()
+            admin = False
             with self._locked_session(request.session_id) as session:
                 for param in request.parameter:
+                    if param.key == ADMIN_TOKEN_PARAMETER:
+                        admin = self._check_admin(param.value)
+                        reply.reply.append("ok")
+                        continue
+                    if param.key in self.session_type.service_parameters and not admin:
+                        raise PermissionDeniedError(
+                            f"{param.key} changes the whole service: only the client that "
+                            "launched it (which holds its admin token) may set it, or set it "
+                            "when the service starts"
+                        )
                     message = session.handle_session_parameter(param.key, param.value)
                     if message is None:
                         message = self._builtin_parameter(param.key, param.value)
@@ -338,6 +382,16 @@ class CompilerGymServicer(CompilerGymServiceServicer):
             return reply
 
         return self._call("SendSessionParameter", context, SendSessionParameterReply(), send)
+
+    def _check_admin(self, token: str) -> bool:
+        if not self.admin_token:
+            raise PermissionDeniedError(
+                "This service has no admin token: its service-wide settings are set when it "
+                "starts (environment variables, README \"Session parameters\")"
+            )
+        if not hmac.compare_digest(token.encode(), self.admin_token.encode()):
+            raise PermissionDeniedError("Wrong admin token for this service")
+        return True
 
     def _builtin_parameter(self, key: str, value: str) -> str | None:
         """CompilerGym's service-level parameters, or None for an unknown key."""
@@ -369,6 +423,14 @@ class CompilerGymServicer(CompilerGymServiceServicer):
         if entries:
             logger.info("Closed %d open sessions", len(entries))
         return len(entries)
+
+
+def _fork_or_none(session: CompilationSession) -> CompilationSession | None:
+    """A copy to restore if a batch of actions fails (None if the session cannot fork)."""
+    try:
+        return session.fork()
+    except NotImplementedError:
+        return None
 
 
 def _end(entry: _Entry, session_id: int) -> None:

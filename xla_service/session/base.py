@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import ClassVar, List, Optional, Tuple
+from typing import ClassVar, FrozenSet, List, Optional, Tuple
 
 from xla_service.proto import ActionSpace, Benchmark, Event, ObservationSpace
 
@@ -21,6 +21,9 @@ class CompilationSession(ABC):
     compiler_version: ClassVar[str] = ""
     action_spaces: ClassVar[List[ActionSpace]] = []
     observation_spaces: ClassVar[List[ObservationSpace]] = []
+    #: Parameters that change the whole service: the runtime accepts them only
+    #: from a client that presents the service's admin token.
+    service_parameters: ClassVar[FrozenSet[str]] = frozenset()
 
     def __init__(
         self, working_directory: Path, action_space: ActionSpace, benchmark: Benchmark
@@ -28,6 +31,9 @@ class CompilationSession(ABC):
         self.working_directory = working_directory
         self.action_space = action_space
         self.benchmark = benchmark
+
+    def start_step(self) -> None:
+        """Called before the actions of each ``Step`` request."""
 
     @abstractmethod
     def apply_action(self, action: Event) -> Tuple[bool, Optional[ActionSpace], bool]:

@@ -1,15 +1,17 @@
 """Session parameters of xla-v0 (``env.send_param(key, value)``), documented in the README.
 
 Per session: ``xla.runtime.repetitions``, ``xla.inputs.seed``,
-``xla.pass_errors``, ``xla.validate``, ``xla.debug.set_module``. Per service (every session
-shares one engine): ``xla.step_timeout``, ``xla.engine.workers``,
-``xla.engine.stats``. An empty value reads a setting without changing it.
+``xla.pass_errors``, ``xla.validate``. Per service (every session shares one
+engine), and so only for the client that launched the service
+(:data:`SERVICE_PARAMETERS`, enforced by the runtime): ``xla.step_timeout``,
+``xla.engine.workers``. ``xla.engine.stats`` reads counters. An empty value
+reads a setting without changing it.
 """
 from __future__ import annotations
 
 import json
 import os
-from typing import Callable, Dict, Optional, Protocol
+from typing import Callable, Dict, FrozenSet, Optional, Protocol
 
 from xla_service.passes.analysis import Analysis
 from xla_service.passes.engine import Engine
@@ -20,23 +22,32 @@ __all__ = [
     "handle_parameter",
     "pass_errors_default",
     "PARAMETERS",
+    "SERVICE_PARAMETERS",
     "MAX_WORKERS",
+    "STEP_TIMEOUT_RANGE",
     "PASS_ERROR_MODES",
     "PASS_ERRORS_VARIABLE",
 ]
 
 MAX_WORKERS = 64
-#: What a step does when XLA fails or aborts in the pass: raise ValueError
-#: (the default), or count it as a step without effect.
-PASS_ERROR_MODES = ("raise", "no_effect")
-#: The service's default for ``xla.pass_errors`` (e.g. for stock tools).
+#: Seconds: the shortest and longest ``xla.step_timeout``.
+STEP_TIMEOUT_RANGE = (1.0, 86400.0)
+#: What a step does when XLA fails or aborts in the pass: count it as a step
+#: without effect, its error in ``info["pass_error"]`` (the default, which
+#: stock agents survive and which replays identically), or raise ValueError.
+PASS_ERROR_MODES = ("no_effect", "raise")
+#: The service's default for ``xla.pass_errors``.
 PASS_ERRORS_VARIABLE = "XLA_GYM_PASS_ERRORS"
+#: Settings of the whole service: only the client that launched it may change them.
+SERVICE_PARAMETERS: FrozenSet[str] = frozenset({"xla.step_timeout", "xla.engine.workers"})
+#: Parameters that exist for tests only (served when ``XLA_GYM_TEST_HOOKS=1``).
+_TEST_HOOKS = os.environ.get("XLA_GYM_TEST_HOOKS", "") not in ("", "0")
 
 
 def pass_errors_default() -> str:
-    """``$XLA_GYM_PASS_ERRORS`` if it names a mode, else ``raise``."""
-    mode = os.environ.get(PASS_ERRORS_VARIABLE, "raise")
-    return mode if mode in PASS_ERROR_MODES else "raise"
+    """``$XLA_GYM_PASS_ERRORS`` if it names a mode, else ``no_effect``."""
+    mode = os.environ.get(PASS_ERRORS_VARIABLE, PASS_ERROR_MODES[0])
+    return mode if mode in PASS_ERROR_MODES else PASS_ERROR_MODES[0]
 
 
 class ParameterSession(Protocol):
@@ -82,12 +93,13 @@ def _pass_errors(s: ParameterSession, key: str, value: str) -> str:
 
 def _timeout(s: ParameterSession, key: str, value: str) -> str:
     if value:
+        low, high = STEP_TIMEOUT_RANGE
         try:
             seconds = float(value)
         except ValueError:
             seconds = -1.0
-        if not 0 < seconds < float("inf"):
-            raise ValueError(f"{key}: expected a positive number of seconds, got {value!r}")
+        if not low <= seconds <= high:
+            raise ValueError(f"{key}: expected seconds in [{low:g}, {high:g}], got {value!r}")
         s.engine.step_timeout = seconds
     return "none" if s.engine.step_timeout is None else f"{s.engine.step_timeout:g}"
 
@@ -116,6 +128,16 @@ def _set_module(s: ParameterSession, key: str, value: str) -> str:
     return str(s.state.op_count)
 
 
+def _settle_for(s: ParameterSession, key: str, value: str) -> str:
+    """For tests of fairness: a worker replies, then stays busy ``value`` seconds."""
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ValueError(f"{key}: expected seconds, got {value!r}") from None
+    s.engine.request("settle_for", seconds)
+    return value
+
+
 PARAMETERS: Dict[str, Callable[[ParameterSession, str, str], str]] = {
     "xla.runtime.repetitions": _repetitions,
     "xla.inputs.seed": _seed,
@@ -124,7 +146,7 @@ PARAMETERS: Dict[str, Callable[[ParameterSession, str, str], str]] = {
     "xla.engine.workers": _workers,
     "xla.engine.stats": _stats,
     "xla.validate": _validate,
-    "xla.debug.set_module": _set_module,
+    **({"xla.debug.set_module": _set_module, "xla.debug.settle_for": _settle_for} if _TEST_HOOKS else {}),
 }
 
 

@@ -12,18 +12,25 @@ import threading
 import zlib
 from importlib.metadata import version
 from pathlib import Path
-from typing import Callable, ClassVar, Dict, List, Optional, Tuple
+from typing import Callable, ClassVar, FrozenSet, List, Optional, Tuple
 
-from xla_service.errors import BenchmarkError, PassCrashedError, UnknownPassError
+from xla_service.errors import (
+    BenchmarkError,
+    PassCrashedError,
+    PassTimeoutError,
+    UnknownPassError,
+    XlaGymError,
+)
 from xla_service.passes.analysis import Analysis
 from xla_service.passes.catalog import PASS_NAMES
 from xla_service.passes.engine import MAX_MODULE_BYTES, Engine
 from xla_service.passes.schema import DEFAULT_RUNTIME_REPETITIONS
-from xla_service.proto import ActionSpace, Benchmark, Event, Int64Tensor, ObservationSpace
+from xla_service.proto import ActionSpace, Benchmark, Event, ObservationSpace
+from xla_service.session import observations
 from xla_service.session.base import CompilationSession
-from xla_service.session.observers import OBSERVERS
-from xla_service.session.parameters import handle_parameter, pass_errors_default
-from xla_service.session.spaces import ACTION_SPACES, OBSERVATION_SPACES
+from xla_service.session.observations import OBSERVATION_SPACES
+from xla_service.session.parameters import SERVICE_PARAMETERS, handle_parameter, pass_errors_default
+from xla_service.session.spaces import ACTION_SPACES
 
 __all__ = ["XlaSession", "configure_engine", "shared_engine", "close_engine"]
 
@@ -87,6 +94,7 @@ class XlaSession(CompilationSession):
     compiler_version: ClassVar[str] = f"jaxlib {version('jaxlib')}"
     action_spaces: ClassVar[List[ActionSpace]] = ACTION_SPACES
     observation_spaces: ClassVar[List[ObservationSpace]] = OBSERVATION_SPACES
+    service_parameters: ClassVar[FrozenSet[str]] = SERVICE_PARAMETERS
 
     def __init__(
         self,
@@ -99,38 +107,59 @@ class XlaSession(CompilationSession):
         self.engine = engine or shared_engine()
         try:
             self.initial = self.engine.load(_benchmark_text(benchmark))
-        except BenchmarkError:
-            raise
-        except ValueError as e:  # HloParseError: say which benchmark
-            raise type(e)(f"Benchmark {benchmark.uri!r}: {e}") from None
+        except XlaGymError as e:  # say which benchmark
+            raise type(e)(f"Benchmark {benchmark.uri!r}: {e}", transient=e.transient) from None
         self.state = self.initial
         self._default: Optional[Analysis] = None
         self.runtime_repetitions = DEFAULT_RUNTIME_REPETITIONS
         self.input_seed = 0
         self.pass_errors = pass_errors_default()
+        #: ``"<pass>: <XLA's message>"`` for each pass of the current step that failed.
+        self.last_pass_errors: List[str] = []
+
+    def start_step(self) -> None:
+        self.last_pass_errors = []
 
     def apply_action(self, action: Event) -> Tuple[bool, Optional[ActionSpace], bool]:
+        kind = action.WhichOneof("value")
+        if kind != "int64_value":
+            raise UnknownPassError(
+                f"Unknown action: expected an int64 pass index in [0, {len(PASS_NAMES)}), "
+                f"got {'an empty event' if kind is None else 'a ' + kind}"
+            )
         index = action.int64_value
         if not 0 <= index < len(PASS_NAMES):
             raise UnknownPassError(
                 f"Unknown action: expected an index in [0, {len(PASS_NAMES)}), got {index}"
             )
+        name = PASS_NAMES[index]
         try:
-            new_state = self.engine.apply(self.state, PASS_NAMES[index])
+            new_state = self._apply(name)
         except PassCrashedError as e:
-            if self.pass_errors == "raise":
+            # A transient failure (a timeout, a killed worker) says nothing of the
+            # pass: raised, so that the history never holds a step that would
+            # replay differently.
+            if self.pass_errors == "raise" or e.transient:
                 raise
-            logger.warning("Pass %s failed, counted as no effect: %s", PASS_NAMES[index], e)
+            logger.info("Pass %s failed, a step without effect: %s", name, e)
+            self.last_pass_errors.append(f"{name}: {e}")
             return False, None, True
         unchanged = new_state is self.state
         self.state = new_state
         return False, None, unchanged
 
+    def _apply(self, name: str) -> Analysis:
+        """The engine's step, retried once if a worker was killed under it."""
+        try:
+            return self.engine.apply(self.state, name)
+        except PassCrashedError as e:
+            if not e.transient or isinstance(e, PassTimeoutError):
+                raise
+            logger.warning("Retrying %s once: %s", name, e)
+            return self.engine.apply(self.state, name)
+
     def get_observation(self, observation_space: ObservationSpace) -> Event:
-        compute = self._observers.get(observation_space.name)
-        if compute is None:
-            raise LookupError(f"Unknown observation space: {observation_space.name!r}")
-        return compute(self)
+        return observations.get(observation_space.name).compute(self)
 
     def handle_session_parameter(self, key: str, value: str) -> Optional[str]:
         return handle_parameter(self, key, value)
@@ -138,6 +167,7 @@ class XlaSession(CompilationSession):
     def fork(self) -> "XlaSession":
         fork = object.__new__(XlaSession)
         fork.__dict__.update(self.__dict__)  # states are immutable: sharing is safe
+        fork.last_pass_errors = list(self.last_pass_errors)
         return fork
 
     @property
@@ -146,19 +176,6 @@ class XlaSession(CompilationSession):
         if self._default is None:
             self._default = self.engine.default_pipeline(self.initial)
         return self._default
-
-    _observers: ClassVar[Dict[str, Callable[["XlaSession"], Event]]] = {
-        "Hlo": lambda s: Event(string_value=s.state.text),
-        "OpCount": lambda s: Event(int64_value=s.state.op_count),
-        "OpcodeCounts": lambda s: Event(
-            int64_tensor=Int64Tensor(
-                shape=[len(s.state.opcode_counts)], value=list(s.state.opcode_counts)
-            )
-        ),
-        "OpCountInitial": lambda s: Event(int64_value=s.initial.op_count),
-        "OpCountDefault": lambda s: Event(int64_value=s.default.op_count),
-        **OBSERVERS,
-    }
 
 
 def close_engine() -> None:
