@@ -20,7 +20,7 @@ HLO_DIR = Path(__file__).resolve().parent / "hlo"
 if str(ROOT) not in sys.path:  # without the editable install; PYTHONPATH still wins
     sys.path.append(str(ROOT))
 
-from xla_service.passes.catalog import PASS_NAMES  # noqa: E402  (jax-free)
+from xla_service.catalog.passes import PASS_NAMES  # noqa: E402  (jax-free)
 
 #: name -> (file in benchmarks/hlo/, what it is). Sizes are normalized op counts.
 BENCHMARKS: Dict[str, Tuple[str, str]] = {
@@ -68,7 +68,7 @@ def mixed_sequence(length: int, seed: int = 0) -> List[str]:
     by one or two passes drawn from the whole catalog; again from the start
     when it is exhausted.
     """
-    from xla_service.demo import DEFAULT_SEQUENCE  # jax-free
+    from xla_service.catalog.pipelines import DEMO_SEQUENCE as DEFAULT_SEQUENCE  # jax-free
 
     rng = random.Random(seed)
     sequence: List[str] = []

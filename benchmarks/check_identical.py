@@ -37,10 +37,10 @@ from _common import (
     mixed_sequence,
 )
 
+from xla_service.catalog.passes import PASS_NAMES
+from xla_service.catalog.schema import OP_COUNT_RULE
 from xla_service.passes.analysis import Analysis
-from xla_service.passes.catalog import PASS_NAMES
 from xla_service.passes.engine import Engine
-from xla_service.passes.schema import OP_COUNT_RULE
 
 REFERENCE = Path(__file__).resolve().parent / "reference_results.json"
 

@@ -18,10 +18,10 @@ from typing import List
 
 import numpy as np
 
+from xla_service.catalog.schema import tolerance
 from xla_service.passes import observe
 from xla_service.passes.compare import is_inexact, widen
 from xla_service.passes.engine import Engine
-from xla_service.passes.schema import tolerance
 
 ROOT = Path(__file__).resolve().parents[1]
 #: (label, text replaced, replacement): one instruction made wrong

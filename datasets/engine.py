@@ -27,7 +27,7 @@ __all__ = [
     "execute",
 ]
 
-_COST_KEYS = ("flops", "transcendentals", "bytes accessed", "optimal_seconds")
+from xla_service.catalog.schema import COST_KEYS as _COST_KEYS  # noqa: E402
 
 
 def normalize(text: str) -> str:
@@ -51,9 +51,9 @@ def default_pipeline(text: str) -> str:
 
 
 def _client():
-    from jax._src import xla_bridge
+    from xla_service.passes.jaxlib import cpu_client
 
-    return xla_bridge.get_backend("cpu")
+    return cpu_client()
 
 
 def compile_with_default(text: str, fast_codegen: bool = True) -> Tuple[Any, str]:
@@ -72,9 +72,8 @@ def compile_with_default(text: str, fast_codegen: bool = True) -> Tuple[Any, str
     (``tests/datasets/test_models.py`` checks it against
     :func:`default_pipeline`); the executable is only used for verification.
     """
-    from jax._src.lib import xla_client
-
     from xla_service.passes.dumps import default_pipeline_dump
+    from xla_service.passes.jaxlib import xla_client
 
     with tempfile.TemporaryDirectory(prefix="xla-gym-default-") as d:
         options = xla_client.CompileOptions()
@@ -98,15 +97,15 @@ def compile_with_default(text: str, fast_codegen: bool = True) -> Tuple[Any, str
 
 def cost_analysis(text: str) -> Dict[str, float]:
     """XLA's HloCostAnalysis totals for the module (per-operand entries dropped)."""
-    from jax._src.lib import _jax
+    from xla_service.passes.jaxlib import cost_analysis as xla_cost_analysis
 
-    cost = _jax.hlo_module_cost_analysis(_client(), parse(text))
+    cost = xla_cost_analysis(_client(), parse(text))
     return {k: float(cost[k]) for k in _COST_KEYS if k in cost}
 
 
 def parameter_shapes(text: str) -> List[tuple]:
     """``[(shape_tuple, numpy_dtype), ...]`` of the entry computation's parameters."""
-    from jax._src.lib import hlo
+    from xla_service.passes.jaxlib import hlo
 
     comp = hlo.XlaComputation(parse(text).as_serialized_hlo_module_proto())
     return [

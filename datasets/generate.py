@@ -45,7 +45,7 @@ if str(REPO) not in sys.path:
 
 from datasets.models import FAMILIES, get_family  # noqa: E402
 from datasets.splits import split  # noqa: E402
-from xla_service.passes.schema import OP_COUNT_RULE  # noqa: E402
+from xla_service.catalog.schema import OP_COUNT_RULE  # noqa: E402
 
 VERSION = "v0"
 MANIFEST = "manifest.json"

@@ -19,8 +19,8 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import gymnasium
 import numpy as np
 
+from xla_service.catalog.opcodes import OPCODES
 from xla_service.env.compat import restore_numpy_names
-from xla_service.opcodes import OPCODES
 
 __all__ = ["XlaGymnasiumEnv", "COST_FEATURES"]
 

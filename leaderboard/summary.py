@@ -37,7 +37,7 @@ restore_numpy_names()
 
 from compiler_gym.compiler_env_state import CompilerEnvState, CompilerEnvStateReader  # noqa: E402
 
-from xla_service.passes.schema import OP_COUNT_RULE  # noqa: E402
+from xla_service.catalog.schema import OP_COUNT_RULE  # noqa: E402
 
 __all__ = ["Row", "agent_op_count", "family", "main", "final_op_counts", "op_counts", "read_results", "summarize"]
 

@@ -10,24 +10,7 @@ import argparse
 import sys
 from typing import List, Optional, Sequence
 
-#: XLA's own default pipeline, pass by pass (the CPU pipeline's order).
-DEFAULT_SEQUENCE = (
-    "flatten-call-graph",
-    "batched_gather_scatter_normalizer",
-    "dot_decomposer",
-    "call-inliner",
-    "batch-dot-simplification",
-    "algsimp",
-    "dce",
-    "gather_simplifier",
-    "tuple-simplifier",
-    "reshape-mover",
-    "constant_folding",
-    "algsimp",
-    "reshape-mover",
-    "transpose-folding",
-    "cse",
-)
+from xla_service.catalog.pipelines import DEMO_SEQUENCE
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -39,7 +22,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--passes",
-        default=",".join(DEFAULT_SEQUENCE),
+        default=",".join(DEMO_SEQUENCE),
         help="comma-separated XLA pass names to apply, in order "
         "(default: the CPU pipeline's main passes)",
     )

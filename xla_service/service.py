@@ -5,12 +5,15 @@ Wires the XLA session into the gRPC runtime. Flags are the runtime's
 ``XLA_GYM_WORKERS`` (default: one per core, at most 4),
 ``XLA_GYM_STEP_TIMEOUT`` (seconds, default 300), ``XLA_GYM_WORKER_MEMORY``
 (bytes a worker may use, e.g. ``8G``; default 3/4 of the memory over the
-workers) and ``XLA_GYM_MAX_INSTRUCTIONS`` (largest benchmark admitted,
-default 1,000,000 instructions).
+workers), ``XLA_GYM_MAX_INSTRUCTIONS`` (largest benchmark admitted,
+default 1,000,000 instructions) and ``XLA_GYM_STORE`` (the persistent
+experience store: a path, ``default`` or ``off``; ``xla_service/store``).
 """
 from __future__ import annotations
 
+import logging
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Optional, Sequence
@@ -19,6 +22,7 @@ from xla_service.lifeline import watch_client
 from xla_service.passes.engine import MAX_INSTRUCTIONS, Engine, clean_stale_scratch
 from xla_service.runtime.server import serve
 from xla_service.session.xla_session import XlaSession, close_engine, configure_engine
+from xla_service.store import ExperienceStore, open_store
 
 __all__ = ["main"]
 
@@ -34,7 +38,17 @@ def _engine_from_environment(log_dir: Path) -> Engine:
         step_timeout=timeout,
         worker_memory=memory or None,
         max_instructions=instructions,
+        backing=_store(),
     )
+
+
+def _store() -> Optional[ExperienceStore]:
+    """The experience store of ``$XLA_GYM_STORE``; none (with a warning) if it cannot open."""
+    try:
+        return open_store()
+    except (OSError, sqlite3.Error) as e:
+        logging.getLogger(__name__).warning("Experience store unavailable, running without: %s", e)
+        return None
 
 
 def _bytes(text: str) -> int:

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from integration.modules import SMALL_HLO
 
-from xla_service.demo import DEFAULT_SEQUENCE
-from xla_service.opcodes import OPCODE_INDEX, OPCODES
-from xla_service.passes.catalog import PASS_NAMES
+from xla_service.catalog.opcodes import OPCODE_INDEX, OPCODES
+from xla_service.catalog.passes import PASS_NAMES
+from xla_service.catalog.pipelines import DEMO_SEQUENCE as DEFAULT_SEQUENCE
 
 
 def test_action_space_is_the_pass_catalog(env):

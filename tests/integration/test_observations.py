@@ -7,9 +7,9 @@ import pytest
 from compiler_gym.datasets import Benchmark
 from integration.modules import CUSTOM_CALL_HLO, SMALL_HLO, mlp_step, small_jax
 
+from xla_service.catalog.opcodes import OPCODE_INDEX, OPCODES
+from xla_service.catalog.schema import COST_KEYS, DEFAULT_RUNTIME_REPETITIONS, EDGE_FLOWS
 from xla_service.env.graph import NODE_FEATURES, graph_to_arrays
-from xla_service.opcodes import OPCODE_INDEX, OPCODES
-from xla_service.passes.schema import COST_KEYS, DEFAULT_RUNTIME_REPETITIONS, EDGE_FLOWS
 from xla_service.tools.from_jax import benchmark_from_jax
 
 

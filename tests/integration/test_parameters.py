@@ -9,9 +9,9 @@ from compiler_gym.datasets import Benchmark
 from integration.conftest import worker_pids
 from integration.modules import SMALL_HLO
 
+from xla_service.catalog.schema import DEFAULT_RUNTIME_REPETITIONS
 from xla_service.env.datasets import default_benchmark_uri
 from xla_service.passes.engine import MAX_MODULE_BYTES
-from xla_service.passes.schema import DEFAULT_RUNTIME_REPETITIONS
 
 
 def small(env: object) -> None:

@@ -8,7 +8,7 @@ import pytest
 from compiler_gym.datasets import Benchmark
 from integration.modules import SMALL_HLO, mlp_step
 
-from xla_service.demo import DEFAULT_SEQUENCE
+from xla_service.catalog.pipelines import DEMO_SEQUENCE as DEFAULT_SEQUENCE
 from xla_service.env.rewards import SHAPING_GAMMA
 from xla_service.tools.from_jax import benchmark_from_jax
 

@@ -282,9 +282,9 @@ def test_unknown_pass_names_get_suggestions(env):
 
 
 def test_workers_killed_from_outside_are_replaced(env):
-    from integration.conftest import worker_pids
-
     import time
+
+    from integration.conftest import worker_pids
 
     _small(env)
     service = env.service.connection.process.pid

@@ -5,7 +5,7 @@ import re
 
 from integration.test_stock_tools_full import _run as run_python
 
-from xla_service.passes.catalog import PASS_NAMES
+from xla_service.catalog.passes import PASS_NAMES
 
 
 def _run(*args: str) -> str:

@@ -12,7 +12,7 @@ from typing import Dict, Optional, Tuple
 import pytest
 from integration.test_validation import smallest_gpt2
 
-from xla_service.passes.catalog import PASS_NAMES
+from xla_service.catalog.passes import PASS_NAMES
 
 
 def _run(*args: str, stdin: str = "", env: Optional[Dict[str, str]] = None) -> Tuple[int, str]:

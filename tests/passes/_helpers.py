@@ -289,7 +289,7 @@ def computations(text: str) -> Dict[str, List[str]]:
     """Opcode names per computation, in order, keyed by computation name."""
     from jax._src.lib import hlo
 
-    from xla_service.opcodes import OPCODES
+    from xla_service.catalog.opcodes import OPCODES
     from xla_service.passes import xla
 
     index = {member: i for i, member in enumerate(hlo.HloOpcode.__members__.values())}
@@ -305,3 +305,13 @@ def entry_opcodes(text: str) -> List[str]:
 
     name = re.search(r"^ENTRY %?([^\s{(]+)", text, re.M)[1]
     return computations(text)[name]
+
+
+def raw_histogram(text: str) -> Dict[str, int]:
+    """Instructions per opcode of ``text`` as written, every computation once (no
+    op count rule: a shared callee is counted once, ``call`` instructions too)."""
+    from xla_service.catalog.opcodes import OPCODES
+    from xla_service.passes import xla
+
+    counts = xla._opcode_counts(xla.parse(text))
+    return {OPCODES[i]: c for i, c in enumerate(counts) if c}

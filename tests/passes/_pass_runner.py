@@ -18,8 +18,8 @@ import sys
 
 
 def main(jobs_path: str, results_path: str) -> None:
+    from xla_service.catalog.passes import get_pass
     from xla_service.passes import xla
-    from xla_service.passes.catalog import get_pass
 
     with open(jobs_path) as f:
         spec = json.load(f)

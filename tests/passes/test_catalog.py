@@ -1,4 +1,4 @@
-"""The action space: xla_service.passes.catalog (pure Python, no jax)."""
+"""The action space: xla_service.catalog.passes (pure Python, no jax)."""
 from __future__ import annotations
 
 import dataclasses
@@ -7,9 +7,9 @@ import sys
 
 import pytest
 
+from xla_service.catalog import passes as catalog
+from xla_service.catalog.passes import EXCLUDED, PASS_NAMES, PASSES, TARGET_INDEPENDENT, get_pass
 from xla_service.errors import UnknownPassError
-from xla_service.passes import catalog
-from xla_service.passes.catalog import EXCLUDED, PASS_NAMES, PASSES, TARGET_INDEPENDENT, get_pass
 
 from ._helpers import REPO
 
@@ -19,7 +19,7 @@ NESTED = [p for p in PASSES if p.parent]
 
 def test_catalog_imports_without_jax():
     code = (
-        "import sys; import xla_service.passes.catalog; "
+        "import sys; import xla_service.catalog.passes; "
         "bad = sorted(m for m in sys.modules if m == 'jax' or m.startswith(('jax.', 'jaxlib')));"
         "print(bad); sys.exit(1 if bad else 0)"
     )

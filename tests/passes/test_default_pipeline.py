@@ -5,14 +5,16 @@ import os
 
 import pytest
 
-from xla_service.opcodes import UNCOUNTED_OPCODES
+from xla_service.catalog.opcodes import UNCOUNTED_OPCODES
 from xla_service.passes import xla
 from xla_service.passes.engine import Engine
 
 from . import _helpers
 
 #: Passes that each lower GPT-2's op count, in this order (measured, jaxlib 0.10.2).
-SHORT_REPLAY = ("call-inliner", "algsimp", "cse", "transpose-folding")
+#: Passes that each lower the op count of the bundled GPT-2 (call-inliner no
+#: longer does: the op count rule counts a module as inlined already).
+SHORT_REPLAY = ("algsimp", "cse", "transpose-folding")
 
 #: The default pipeline's own order, with the nested `simplification` pipeline as one
 #: step (design note: "What the mechanism reproduces").
@@ -59,8 +61,8 @@ def test_default_pipeline_result_is_normalized(default):
 
 
 def test_default_pipeline_inlines_calls(gpt2, default):
-    assert gpt2.histogram().get("call", 0) > 0
-    assert default.histogram().get("call", 0) == 0
+    assert _helpers.raw_histogram(gpt2.text).get("call", 0) > 0
+    assert _helpers.raw_histogram(default.text).get("call", 0) == 0
 
 
 def test_short_replay_moves_op_count_the_same_way(engine, gpt2, default):
@@ -72,6 +74,8 @@ def test_short_replay_moves_op_count_the_same_way(engine, gpt2, default):
         counts.append(state.op_count)
     steps = dict(zip(SHORT_REPLAY, zip(counts, counts[1:])))
     assert all(after < before for before, after in steps.values()), steps
+    inlined = engine.apply(engine.load(gpt2.text), "call-inliner")
+    assert inlined.text != gpt2.text and inlined.op_count == gpt2.op_count
     assert default.op_count < gpt2.op_count, "the default pipeline lowers the op count"
     assert counts[-1] < counts[0], "and so does the replay"
 

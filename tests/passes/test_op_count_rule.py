@@ -14,8 +14,8 @@ from typing import Iterator, List
 
 import pytest
 
+from xla_service.catalog.passes import PASS_NAMES
 from xla_service.passes.analysis import Analysis
-from xla_service.passes.catalog import PASS_NAMES
 from xla_service.passes.engine import Engine
 
 REPO = Path(__file__).resolve().parents[2]

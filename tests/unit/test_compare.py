@@ -5,8 +5,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from xla_service.catalog.schema import tolerance
 from xla_service.passes.compare import compare_outputs, compute_dtype, is_inexact, widen
-from xla_service.passes.schema import tolerance
 
 
 def test_equal_outputs_match():

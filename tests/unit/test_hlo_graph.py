@@ -7,15 +7,15 @@ import networkx as nx
 import numpy as np
 import pytest
 
+from xla_service.catalog.opcodes import OPCODE_INDEX, OPCODES
+from xla_service.catalog.schema import DTYPES, EDGE_FLOWS
 from xla_service.env.graph import NODE_FEATURE_NAMES, NODE_FEATURES, graph_to_arrays
-from xla_service.opcodes import OPCODE_INDEX, OPCODES
 from xla_service.passes.hlo_graph import (
     InstructionRecord,
     build_graph,
     entry_and_roots,
     parse_shape,
 )
-from xla_service.passes.schema import DTYPES, EDGE_FLOWS
 
 TEXT = """HloModule m
 

@@ -10,15 +10,15 @@ from xla_service.env.compat import restore_numpy_names
 
 restore_numpy_names()
 
-from xla_service.env.rewards import SHAPING_GAMMA, default_rewards  # noqa: E402
-from xla_service.passes.engine import MAX_MODULE_BYTES  # noqa: E402
-from xla_service.passes.schema import (  # noqa: E402
+from xla_service.catalog.schema import (  # noqa: E402
     DEFAULT_RUNTIME_REPETITIONS,
     DEFAULT_TOLERANCE,
     INPUT_INT_HIGH,
     MAX_RUNTIME_REPETITIONS,
     TOLERANCES,
 )
+from xla_service.env.rewards import SHAPING_GAMMA, default_rewards  # noqa: E402
+from xla_service.passes.engine import MAX_MODULE_BYTES  # noqa: E402
 from xla_service.session.parameters import MAX_WORKERS, PARAMETERS  # noqa: E402
 from xla_service.session.spaces import OBSERVATION_SPACES  # noqa: E402
 

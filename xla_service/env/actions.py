@@ -14,8 +14,8 @@ from compiler_gym.service.client_service_compiler_env import ServiceMessageConve
 from compiler_gym.service.proto import py_converters
 from compiler_gym.spaces import Commandline, CommandlineFlag
 
+from xla_service.catalog.passes import get_pass
 from xla_service.errors import UnknownPassError, close_matches
-from xla_service.passes.catalog import get_pass
 
 __all__ = ["PassSpace", "action_space_converter", "message_converters"]
 

@@ -18,8 +18,8 @@ from typing import Any, Dict, Iterable, List, Mapping, Tuple, Union
 
 import numpy as np
 
-from xla_service.opcodes import OPCODES
-from xla_service.passes.schema import DTYPES, EDGE_FLOWS
+from xla_service.catalog.opcodes import OPCODES
+from xla_service.catalog.schema import DTYPES, EDGE_FLOWS
 
 __all__ = ["GraphArrays", "graph_to_arrays", "NODE_FEATURES", "NODE_FEATURE_NAMES"]
 

@@ -8,7 +8,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Dict, Tuple
 
-from xla_service.opcodes import OPCODE_INDEX, OPCODES, UNCOUNTED_OPCODES
+from xla_service.catalog.opcodes import OPCODE_INDEX, OPCODES, UNCOUNTED_OPCODES
 
 __all__ = ["Analysis"]
 

@@ -21,10 +21,21 @@ from typing import Any, Callable, Dict, Hashable, Optional, Protocol, Tuple, Typ
 
 from xla_service.errors import XlaGymError
 
-__all__ = ["Cache", "Backing", "Failure", "Key", "size_of"]
+__all__ = ["Cache", "Backing", "Failure", "Key", "MISS", "size_of"]
 
 #: ``(kind, digest, argument)``: e.g. ``("step", <state digest>, "cse")``.
 Key = Tuple[str, str, str]
+
+
+class _Miss:
+    """What a lookup returns when nothing is cached (``None`` is a value: a step
+    that changed nothing)."""
+
+    def __repr__(self) -> str:
+        return "MISS"
+
+
+MISS: Any = _Miss()
 
 
 @dataclass(frozen=True)
@@ -42,7 +53,7 @@ class Backing(Protocol):
     """A second, larger tier behind the memory cache (e.g. the experience store)."""
 
     def get(self, key: Key) -> Any:
-        """The value stored under ``key`` (a :class:`Failure` included), or None."""
+        """The value stored under ``key`` (a :class:`Failure` included), or :data:`MISS`."""
 
     def put(self, key: Key, value: Any) -> None:
         """Store ``value`` (best effort: a backing may drop it)."""
@@ -85,7 +96,7 @@ class Cache:
         kept as a :class:`Failure` and raised again on later lookups.
         """
         found = self.lookup(key)
-        if found is None:
+        if found is MISS:
             try:
                 found = compute()
             except XlaGymError as e:
@@ -98,7 +109,7 @@ class Cache:
         return found
 
     def lookup(self, key: Key) -> Any:
-        """The value of ``key`` from memory, else from the backing (then kept), else None."""
+        """The value of ``key`` from memory, else from the backing (then kept), else :data:`MISS`."""
         kind = key[0]
         with self._lock:
             item = self._items.get(key)
@@ -108,9 +119,9 @@ class Cache:
                 return item[0]
             self.misses[kind] = self.misses.get(kind, 0) + 1
         if self.backing is None:
-            return None
+            return MISS
         value = self.backing.get(key)
-        if value is not None:
+        if value is not MISS:
             with self._lock:
                 self.backing_hits[kind] = self.backing_hits.get(kind, 0) + 1
             self._keep(key, value)

@@ -15,24 +15,12 @@ import re
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
+from xla_service.catalog.pipelines import AFTER_LAYOUT, LATER_PIPELINES, LAYOUT_PIPELINE
 from xla_service.errors import PassCrashedError
 
 __all__ = ["PassDumps", "read_pass_dumps", "default_pipeline_dump", "target_independent_done"]
 
 _DUMP = re.compile(r"\.(\d{4})\.([^.]+)\.after_(.+?)\.before_(.+?)\.txt$")
-_LAYOUT = "layout-assignment"
-_LAYOUT_PIPELINE = "HLO_passes_through_layout_assignment"
-#: The passes of that pipeline that run after layout-assignment (and, in it,
-#: only there): when the engine disables layout-assignment, the first of them
-#: to leave a dump marks the end of the target-independent passes.
-_AFTER_LAYOUT = frozenset(
-    {_LAYOUT, "sub-byte-size-setter", "shape-canonicalizer", "literal-canonicalizer"}
-)
-#: Pipelines that start only after every target-independent pass has run.
-_LATER_PIPELINES = frozenset(
-    {"hlo_normalization", "dot-library-passes", "HLO_passes_after_layout_assignment"}
-)
-
 
 @dataclass(frozen=True)
 class _Dump:
@@ -68,9 +56,9 @@ def _target_independent(dump_dir: str) -> Tuple[List[_Dump], bool]:
 
 def _proves_done(pipeline: str, after: str) -> bool:
     """Whether a dump comes after every target-independent pass."""
-    if pipeline in _LATER_PIPELINES:
+    if pipeline in LATER_PIPELINES:
         return True
-    return pipeline == _LAYOUT_PIPELINE and after in _AFTER_LAYOUT
+    return pipeline == LAYOUT_PIPELINE and after in AFTER_LAYOUT
 
 
 def target_independent_done(dump_dir: str) -> bool:

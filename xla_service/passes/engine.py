@@ -20,6 +20,7 @@ import weakref
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Set
 
+from xla_service.catalog.passes import get_pass
 from xla_service.errors import (
     BenchmarkError,
     ExecutionError,
@@ -28,7 +29,6 @@ from xla_service.errors import (
 )
 from xla_service.passes.analysis import Analysis
 from xla_service.passes.cache import Backing, Cache
-from xla_service.passes.catalog import get_pass
 from xla_service.passes.pool import WorkerDied, WorkerPool
 
 __all__ = [

@@ -8,7 +8,7 @@ node-link graph that CompilerGym's client decodes into a
 Schema (also in the README):
 
 - one node per instruction, in module order, ``id`` = position; attributes
-  ``name``, ``opcode``, ``opcode_index`` (in ``xla_service.opcodes.OPCODES``),
+  ``name``, ``opcode``, ``opcode_index`` (in ``xla_service.catalog.opcodes.OPCODES``),
   ``dtype`` (HLO element type, ``tuple`` or ``token``), ``shape`` (list of
   dimensions; ``[]`` for scalars and tuples), ``elements`` (product of the
   dimensions; 0 for tuples and tokens), ``computation`` (name),
@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
-from xla_service.opcodes import OPCODE_INDEX
+from xla_service.catalog.opcodes import OPCODE_INDEX
 
 __all__ = ["InstructionRecord", "build_graph", "entry_and_roots", "parse_shape"]
 

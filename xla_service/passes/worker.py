@@ -44,8 +44,8 @@ def _die_with_parent() -> None:
 
 
 def _handlers() -> Dict[str, Callable[..., Any]]:
+    from xla_service.catalog.passes import get_pass
     from xla_service.passes import xla  # imports jax: only here, in the worker
-    from xla_service.passes.catalog import get_pass
 
     return {
         "load": xla.load,

@@ -14,14 +14,12 @@ import threading
 import zlib
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from jax._src import xla_bridge
-from jax._src.lib import _jax, hlo, xla_client
-
+from xla_service.catalog.opcodes import OPCODES
+from xla_service.catalog.passes import TARGET_INDEPENDENT, PassSpec
+from xla_service.catalog.pipelines import BACKEND_DISABLED, DUMP_PIPELINE_RE
 from xla_service.errors import HloParseError, PassCrashedError
-from xla_service.opcodes import OPCODES
-from xla_service.passes import inline
+from xla_service.passes import inline, jaxlib
 from xla_service.passes.analysis import Analysis
-from xla_service.passes.catalog import TARGET_INDEPENDENT, PassSpec
 from xla_service.passes.dumps import (
     default_pipeline_dump,
     read_pass_dumps,
@@ -45,42 +43,19 @@ __all__ = [
 ]
 
 _MAX_ROUND_TRIPS = 4
-_ENUM_TO_INDEX = {getattr(hlo.HloOpcode, n): i for i, n in enumerate(hlo.HloOpcode.__members__)}
+_ENUM_TO_INDEX = {getattr(jaxlib.hlo.HloOpcode, n): i for i, n in enumerate(jaxlib.hlo.HloOpcode.__members__)}
 if len(_ENUM_TO_INDEX) != len(OPCODES):
     raise ImportError(
-        f"jaxlib has {len(_ENUM_TO_INDEX)} HLO opcodes, xla_service.opcodes expects "
+        f"jaxlib has {len(_ENUM_TO_INDEX)} HLO opcodes, xla_service.catalog.opcodes expects "
         f"{len(OPCODES)}: the opcode table does not match this jaxlib"
     )
 _PARSE_POSITION = re.compile(r"was parsing (\d+):(\d+): error: (.*)")
-
-#: Target-dependent CPU passes that a step's compile skips. They run after
-#: every target-independent pass, so they cannot change what a step reads (the
-#: module before ``layout-assignment``), and they lead to the costly and
-#: fragile part of the backend: ``fusion`` and ``fusion-wrapper`` hand gathers
-#: and scatters that the skipped ``gather_simplifier`` left alone to the fusion
-#: emitters, whose indexing analysis then CHECK-fails and aborts the worker
-#: (nearly every abort in ``benchmarks/check_identical.py``); without layouts,
-#: the backend rejects most modules at their first dot, before generating any
-#: code. LLVM, which only compiles kernels that a step throws away, runs
-#: unoptimized. Results are unchanged (``benchmarks/check_identical.py``).
-BACKEND_DISABLED = ("layout-assignment", "fusion", "fusion-wrapper")
 
 #: ``XLA_GYM_FULL_BACKEND=1``: compile a step with XLA's CPU backend as its
 #: defaults have it, and wait for the whole compile, as before the speed-ups
 #: (slower, and XLA aborts workers far more often; for tests of the recovery
 #: from aborts after a pass, and for debugging). Results are the same.
 FULL_BACKEND = os.environ.get("XLA_GYM_FULL_BACKEND", "") not in ("", "0")
-
-#: The pipelines whose passes XLA dumps: those before ``layout-assignment``
-#: (where a step's pass, or any intruder, leaves its dump) and ``hlo
-#: normalization``, the first after it, whose start proves that every
-#: target-independent pass ran (``dumps.py``). Later pipelines would dump the
-#: whole module again after every backend pass, for nothing.
-_DUMP_PIPELINE_RE = (
-    "^(async-collective|pre-spmd-partitioner|sharding-removal|SubbytePacker pipeline"
-    "|HLO passes through layout assignment|simplification"
-    "|post_scatter_expansion_simplification|hlo normalization)$"
-)
 
 #: How often a step looks for the proof that the target-independent passes ran.
 _POLL_SECONDS = 0.002
@@ -92,7 +67,7 @@ def parse(text: str) -> Any:
     if not text.strip():
         raise HloParseError("Empty HLO module: expected the text of an HloModule, got nothing")
     try:
-        return hlo.hlo_module_from_text(text)
+        return jaxlib.hlo.hlo_module_from_text(text)
     except Exception as e:  # jaxlib raises JaxRuntimeError
         message = str(e)
         m = _PARSE_POSITION.search(message)
@@ -108,14 +83,14 @@ def parse(text: str) -> Any:
 
 
 def _to_mlir(module: Any) -> Any:
-    computation = hlo.XlaComputation(module.as_serialized_hlo_module_proto())
-    return _jax.mlir.xla_computation_to_mlir_module(computation)
+    computation = jaxlib.hlo.XlaComputation(module.as_serialized_hlo_module_proto())
+    return jaxlib.mlir.xla_computation_to_mlir_module(computation)
 
 
 def _from_mlir(mlir: Any) -> str:
     """StableHLO -> HLO text, names made canonical."""
     try:
-        computation = _jax.mlir.mlir_module_to_xla_computation(
+        computation = jaxlib.mlir.mlir_module_to_xla_computation(
             mlir, use_tuple_args=False, return_tuple=False
         )
     except Exception as e:  # jaxlib raises JaxRuntimeError: the module is inconsistent
@@ -203,11 +178,11 @@ def count_opcodes(text: str, module: Any, mlir: str = "") -> Tuple[int, ...]:
     if inline.inlinable(text):
         try:
             inlined = parse(inline.inline_calls(text))
-            computation = _jax.mlir.mlir_module_to_xla_computation(
+            computation = jaxlib.mlir.mlir_module_to_xla_computation(
                 _to_mlir(inlined), use_tuple_args=False, return_tuple=False
             )
             return _opcode_counts(
-                hlo.HloModule.from_serialized_hlo_module_proto(
+                jaxlib.hlo.HloModule.from_serialized_hlo_module_proto(
                     computation.as_serialized_hlo_module_proto()
                 )
             )
@@ -288,20 +263,20 @@ def _input_mlir(text: str, mlir: bytes) -> str:
 
 
 def _compile_mlir(mlir: Any, disable: Sequence[str], dump_dir: str) -> Optional[str]:
-    options = xla_client.CompileOptions()
+    options = jaxlib.xla_client.CompileOptions()
     debug = options.executable_build_options.debug_options
     debug.xla_disable_hlo_passes = ",".join(
         tuple(disable) + (() if FULL_BACKEND else BACKEND_DISABLED)
     )
     debug.xla_dump_to = dump_dir
     debug.xla_dump_hlo_pass_re = ".*"
-    debug.xla_dump_hlo_pipeline_re = _DUMP_PIPELINE_RE
+    debug.xla_dump_hlo_pipeline_re = DUMP_PIPELINE_RE
     debug.xla_dump_hlo_as_text = True
     if not FULL_BACKEND:
         debug.xla_backend_optimization_level = 0
         debug.xla_llvm_disable_expensive_passes = True
-    client = xla_bridge.get_backend("cpu")
-    devices = xla_client.DeviceList(tuple(client.local_devices()))
+    client = jaxlib.cpu_client()
+    devices = jaxlib.xla_client.DeviceList(tuple(client.local_devices()))
     try:
         client.compile_and_load(mlir, devices, options)
     except Exception as e:  # the backend often rejects a partial pipeline's module

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Protocol, Sequence, Tuple
 
-from xla_service.opcodes import OPCODES
+from xla_service.catalog.opcodes import OPCODES
+from xla_service.catalog.schema import COST_KEYS
 from xla_service.passes.analysis import Analysis
 from xla_service.passes.engine import Engine
-from xla_service.passes.schema import COST_KEYS
 from xla_service.proto import (
     ByteSequenceSpace,
     ByteTensor,
@@ -158,7 +158,7 @@ OBSERVATIONS: Tuple[Observation, ...] = (
     Observation(
         "OpcodeCounts",
         f"int64 array ({_N},): counted instructions per opcode (calls inlined, as `OpCount` "
-        "counts them), in the order of `xla_service.opcodes.OPCODES`; `OpCount` is their sum "
+        "counts them), in the order of `xla_service.catalog.opcodes.OPCODES`; `OpCount` is their sum "
         "without `parameter` and `constant`",
         _ints(_N), _ints_event([0] * _N), lambda s: _ints_event(s.state.opcode_counts),
     ),

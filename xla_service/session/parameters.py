@@ -13,9 +13,9 @@ import json
 import os
 from typing import Callable, Dict, FrozenSet, Optional, Protocol
 
+from xla_service.catalog.schema import MAX_RUNTIME_REPETITIONS
 from xla_service.passes.analysis import Analysis
 from xla_service.passes.engine import Engine
-from xla_service.passes.schema import MAX_RUNTIME_REPETITIONS
 
 __all__ = [
     "ParameterSession",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import List
 
-from xla_service.passes.catalog import PASS_NAMES
+from xla_service.catalog.passes import PASS_NAMES
 from xla_service.proto import ActionSpace, CommandlineSpace, Space
 
 __all__ = ["ACTION_SPACES", "ACTION_SPACE_NAME"]

@@ -14,6 +14,8 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Callable, ClassVar, FrozenSet, List, Optional, Tuple
 
+from xla_service.catalog.passes import PASS_NAMES
+from xla_service.catalog.schema import DEFAULT_RUNTIME_REPETITIONS
 from xla_service.errors import (
     BenchmarkError,
     PassCrashedError,
@@ -22,9 +24,7 @@ from xla_service.errors import (
     XlaGymError,
 )
 from xla_service.passes.analysis import Analysis
-from xla_service.passes.catalog import PASS_NAMES
 from xla_service.passes.engine import MAX_MODULE_BYTES, Engine
-from xla_service.passes.schema import DEFAULT_RUNTIME_REPETITIONS
 from xla_service.proto import ActionSpace, Benchmark, Event, ObservationSpace
 from xla_service.session import observations
 from xla_service.session.base import CompilationSession

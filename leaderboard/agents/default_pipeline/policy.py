@@ -1,6 +1,7 @@
 """XLA's default CPU pipeline, replayed pass by pass (the reference row's policy).
 
-The target-independent passes of jaxlib 0.10.2's CPU pipeline in their order,
+The target-independent passes of jaxlib 0.10.2's CPU pipeline in their order
+(``xla_service.catalog.pipelines``),
 with the ``simplification`` block repeated until a round changes nothing, as
 XLA's fixpoint does. Its return is close to 1.0 by construction; where it is
 not, the gap is what running passes one compile at a time (with the module
@@ -11,25 +12,11 @@ from __future__ import annotations
 from compiler_gym.envs import CompilerEnv
 
 from leaderboard.agents.common import op_count
+from xla_service.catalog.pipelines import DEFAULT_EPILOGUE, DEFAULT_PROLOGUE, DEFAULT_SIMPLIFICATION
 
 __all__ = ["policy", "PROLOGUE", "SIMPLIFICATION", "EPILOGUE"]
 
-PROLOGUE = (
-    "flatten-call-graph",
-    "batched_gather_scatter_normalizer",
-    "dot_decomposer",
-    "call-inliner",
-    "batch-dot-simplification",
-)
-SIMPLIFICATION = (
-    "algsimp",
-    "dce",
-    "gather_simplifier",
-    "tuple-simplifier",
-    "reshape-mover",
-    "constant_folding",
-)
-EPILOGUE = ("transpose-folding", "cse")
+PROLOGUE, SIMPLIFICATION, EPILOGUE = DEFAULT_PROLOGUE, DEFAULT_SIMPLIFICATION, DEFAULT_EPILOGUE
 MAX_ROUNDS = 6
 
 

@@ -1,0 +1,38 @@
+"""The persistent experience store: every step the engine computes, kept across runs.
+
+``ExperienceStore`` (SQLite, ``sqlite.py``) sits behind the engine's cache
+(``passes/cache.py``): a service looks a step up there before running XLA and
+writes what it computes, so every service and worker on the machine, and
+every later run, reuses it. ``python -m xla_service.store stats|verify|clear|export``
+manages it. Where it lives: ``$XLA_GYM_STORE`` (a file path, or ``off``),
+by default ``$XDG_CACHE_HOME/xla-gym/experience.sqlite`` (``~/.cache/...``).
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Optional
+
+from xla_service.store.sqlite import DEFAULT_MAX_BYTES, ExperienceStore
+
+__all__ = ["ExperienceStore", "STORE_VARIABLE", "STORE_BYTES_VARIABLE", "default_path", "open_store"]
+
+STORE_VARIABLE = "XLA_GYM_STORE"
+STORE_BYTES_VARIABLE = "XLA_GYM_STORE_BYTES"
+_OFF = ("", "off", "none", "0", "false")
+
+
+def default_path() -> Path:
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "xla-gym" / "experience.sqlite"
+
+
+def open_store(setting: Optional[str] = None) -> Optional[ExperienceStore]:
+    """The store that ``setting`` (default ``$XLA_GYM_STORE``) names: a path, ``default``,
+    or ``off``; None when off."""
+    value = os.environ.get(STORE_VARIABLE, "default") if setting is None else setting
+    if value.strip().lower() in _OFF:
+        return None
+    path = default_path() if value.strip().lower() == "default" else Path(value).expanduser()
+    max_bytes = int(os.environ.get(STORE_BYTES_VARIABLE, DEFAULT_MAX_BYTES))
+    return ExperienceStore(path, max_bytes=max_bytes)
