@@ -39,6 +39,7 @@ def test_train_tiny_budget_and_act(tmp_path, small_env, algo, extra):
     assert (run / "model.zip").is_file()
     assert json.loads((run / "result.json").read_text())["timesteps"] >= 16
     assert list(run.glob("monitor-0.monitor.csv"))
+    assert list((run / "tb").rglob("events.out.tfevents.*")), "TensorBoard logs"
 
     env = small_env
     env.reset()
@@ -65,10 +66,27 @@ def test_max_minutes_stops_training_and_records_the_steps(tmp_path):
     assert 0 < result["timesteps"] < 64
 
 
+def test_a_run_resumes_from_its_last_checkpoint_and_acts_from_any(tmp_path, small_env):
+    flags = ["--algo=ppo", "--n-steps=8", "--n-envs=1", "--episode-length=4", "--max-train-benchmarks=1",
+             "--dummy-vec-env", "--checkpoint-every=8", f"--out={tmp_path}"]
+    run, first = train(parse_args([*flags, "--total-timesteps=16"]))
+    assert first.num_timesteps == 16
+    run, resumed = train(parse_args([*flags, "--total-timesteps=32", "--resume"]))
+    assert resumed.num_timesteps == 32
+    checkpoints = sorted((run / "checkpoints").glob("rl_model_*_steps.zip"))
+    assert len(checkpoints) >= 3
+    policy = RlPolicy(str(run), checkpoint=str(checkpoints[0].relative_to(run)))
+    small_env.reset()
+    policy(small_env)
+    with pytest.raises(ValueError, match="No model at"):
+        RlPolicy(run, checkpoint="checkpoints/nope.zip")
+
+
 def test_flags_have_help_and_reject_unknown_algorithms(capsys):
     with pytest.raises(SystemExit):
         parse_args(["--help"])
-    assert "--cost-in-value-only" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "--cost-in-value-only" in out and "(default: 20000)" in out
     with pytest.raises(SystemExit):
         parse_args(["--algo=sac"])
 

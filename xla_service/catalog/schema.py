@@ -21,6 +21,9 @@ __all__ = [
     "RUNTIME_WARMUP",
     "MAX_RUNTIME_REPETITIONS",
     "NARROW_HLO_FLOATS",
+    "GRAPH_NODE_COLUMNS",
+    "GRAPH_EDGE_COLUMNS",
+    "GRAPH_ARRAYS_MAGIC",
     "tolerance",
 ]
 
@@ -66,6 +69,15 @@ DTYPES: Tuple[str, ...] = (
 #: user), ``call`` (caller -> parameter of a called computation),
 #: ``return`` (root of a called computation -> caller).
 EDGE_FLOWS: Tuple[str, ...] = ("operand", "call", "return")
+
+#: ``HloGraphArrays``: the graph as two int64 tables (``passes/hlo_graph.pack``,
+#: ``env/graph.unpack``), a row per node and per edge, with these columns.
+GRAPH_NODE_COLUMNS: Tuple[str, ...] = (
+    "opcode_index", "dtype_index", "rank", "elements", "entry", "root", "parameter_number", "computation_index",
+)
+GRAPH_EDGE_COLUMNS: Tuple[str, ...] = ("source", "target", "flow_index", "position")
+#: First bytes of a packed graph (then the node and edge counts, little-endian int64).
+GRAPH_ARRAYS_MAGIC = b"XGA1"
 
 #: Validation tolerances by NumPy dtype name: ``(rtol, atol)``; an element
 #: passes when ``|current - original| <= atol + rtol * |original|``.

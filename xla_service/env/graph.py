@@ -19,9 +19,15 @@ from typing import Any, Dict, Iterable, List, Mapping, Tuple, Union
 import numpy as np
 
 from xla_service.catalog.opcodes import OPCODES
-from xla_service.catalog.schema import DTYPES, EDGE_FLOWS
+from xla_service.catalog.schema import (
+    DTYPES,
+    EDGE_FLOWS,
+    GRAPH_ARRAYS_MAGIC,
+    GRAPH_EDGE_COLUMNS,
+    GRAPH_NODE_COLUMNS,
+)
 
-__all__ = ["GraphArrays", "graph_to_arrays", "NODE_FEATURES", "NODE_FEATURE_NAMES"]
+__all__ = ["GraphArrays", "graph_to_arrays", "unpack", "NODE_FEATURES", "NODE_FEATURE_NAMES"]
 
 _DTYPE_INDEX = {name: i for i, name in enumerate(DTYPES)}
 _FLOW_INDEX = {name: i for i, name in enumerate(EDGE_FLOWS)}
@@ -103,3 +109,35 @@ def graph_to_arrays(graph: Union[Any, NodeLink, str, bytes]) -> GraphArrays:
     edge_type = np.array([_FLOW_INDEX[e["flow"]] for e in edges], dtype=np.int64)
     edge_position = np.array([int(e["position"]) for e in edges], dtype=np.int64)
     return GraphArrays(features, edge_index, edge_type, edge_position)
+
+
+def unpack(data: Union[bytes, np.ndarray]) -> GraphArrays:
+    """The ``HloGraphArrays`` observation (packed by the worker) as :class:`GraphArrays`:
+    the same arrays as :func:`graph_to_arrays` of ``HloGraph``, without JSON or networkx."""
+    raw = data.tobytes() if isinstance(data, np.ndarray) else bytes(data)
+    magic = len(GRAPH_ARRAYS_MAGIC)
+    if raw[:magic] != GRAPH_ARRAYS_MAGIC:
+        raise ValueError(f"Expected HloGraphArrays bytes (starting {GRAPH_ARRAYS_MAGIC!r}), got {raw[:magic]!r}")
+    count, edge_count = np.frombuffer(raw, dtype="<i8", count=2, offset=magic)
+    nodes = np.frombuffer(raw, dtype="<i8", count=int(count) * len(GRAPH_NODE_COLUMNS), offset=magic + 16)
+    nodes = nodes.reshape(int(count), len(GRAPH_NODE_COLUMNS))
+    edges = np.frombuffer(
+        raw, dtype="<i8", count=int(edge_count) * len(GRAPH_EDGE_COLUMNS), offset=magic + 16 + nodes.nbytes
+    ).reshape(int(edge_count), len(GRAPH_EDGE_COLUMNS))
+    column = {name: i for i, name in enumerate(GRAPH_NODE_COLUMNS)}
+    features = np.zeros((int(count), NODE_FEATURES), dtype=np.float32)
+    rows = np.arange(int(count))
+    features[rows, nodes[:, column["opcode_index"]]] = 1.0
+    features[rows, len(OPCODES) + nodes[:, column["dtype_index"]]] = 1.0
+    base = len(OPCODES) + len(DTYPES)
+    features[:, base] = nodes[:, column["rank"]]
+    features[:, base + 1] = np.log1p(nodes[:, column["elements"]].astype(np.float64))
+    features[:, base + 2] = nodes[:, column["entry"]]
+    features[:, base + 3] = nodes[:, column["root"]]
+    features[:, base + 4] = nodes[:, column["parameter_number"]] >= 0
+    return GraphArrays(
+        features,
+        np.ascontiguousarray(edges[:, :2].T),
+        np.ascontiguousarray(edges[:, 2]),
+        np.ascontiguousarray(edges[:, 3]),
+    )

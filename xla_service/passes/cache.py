@@ -127,6 +127,12 @@ class Cache:
             self._keep(key, value)
         return value
 
+    def peek(self, key: Key) -> Any:
+        """The value of ``key`` in memory, or :data:`MISS` (no counters, no backing)."""
+        with self._lock:
+            item = self._items.get(key)
+        return MISS if item is None else item[0]
+
     def store(self, key: Key, value: Any) -> None:
         """Keep ``value`` in memory and write it to the backing."""
         self._keep(key, value)

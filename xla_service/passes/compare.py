@@ -16,7 +16,7 @@ from typing import List, Optional, Sequence
 
 import numpy as np
 
-from xla_service.passes.schema import NARROW_HLO_FLOATS, tolerance
+from xla_service.catalog.schema import NARROW_HLO_FLOATS, tolerance
 
 __all__ = [
     "compare_output",

@@ -20,7 +20,7 @@ import weakref
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Set
 
-from xla_service.catalog.passes import get_pass
+from xla_service.catalog.passes import PASS_NAMES, get_pass
 from xla_service.errors import (
     BenchmarkError,
     ExecutionError,
@@ -28,7 +28,7 @@ from xla_service.errors import (
     ResourceLimitError,
 )
 from xla_service.passes.analysis import Analysis
-from xla_service.passes.cache import Backing, Cache
+from xla_service.passes.cache import MISS, Backing, Cache, Failure
 from xla_service.passes.pool import WorkerDied, WorkerPool
 
 __all__ = [
@@ -49,7 +49,7 @@ MAX_INSTRUCTIONS = 1_000_000
 #: Default bound of the in-memory cache: the text it holds, in bytes.
 DEFAULT_CACHE_BYTES = 512 * 1024 * 1024
 #: Worker-side observations whose value depends only on the module text.
-DETERMINISTIC_OBSERVATIONS = ("cost_analysis", "hlo_graph", "hlo_proto")
+DETERMINISTIC_OBSERVATIONS = ("cost_analysis", "hlo_graph", "hlo_graph_arrays", "hlo_proto")
 
 _DEFAULT = "<default pipeline>"
 _INSTRUCTION = re.compile(r"^\s*(ROOT\s+)?%?[\w.\-]+\s*=", re.M)
@@ -164,6 +164,19 @@ class Engine:
             )),
         )
         return state if result is None else result
+
+    def pass_outcomes(self, state: Analysis) -> Dict[str, str]:
+        """What each pass is known (cached or stored) to do to ``state``: ``changed``,
+        ``unchanged`` or ``failed``; passes never run on it are absent."""
+        stored = getattr(self.cache.backing, "outcomes", None)
+        outcomes: Dict[str, str] = dict(stored(state.digest)) if stored is not None else {}
+        for name in PASS_NAMES:
+            value = self.cache.peek(("step", state.digest, name))
+            if value is not MISS:
+                outcomes[name] = (
+                    "failed" if isinstance(value, Failure) else "unchanged" if value is None else "changed"
+                )
+        return outcomes
 
     @staticmethod
     def _unchanged_as_none(state: Analysis, result: Optional[Analysis]) -> Optional[Analysis]:

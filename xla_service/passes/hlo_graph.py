@@ -28,9 +28,18 @@ import re
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
-from xla_service.catalog.opcodes import OPCODE_INDEX
+import numpy as np
 
-__all__ = ["InstructionRecord", "build_graph", "entry_and_roots", "parse_shape"]
+from xla_service.catalog.opcodes import OPCODE_INDEX
+from xla_service.catalog.schema import (
+    DTYPES,
+    EDGE_FLOWS,
+    GRAPH_ARRAYS_MAGIC,
+    GRAPH_EDGE_COLUMNS,
+    GRAPH_NODE_COLUMNS,
+)
+
+__all__ = ["InstructionRecord", "build_graph", "entry_and_roots", "parse_shape", "pack"]
 
 _CALL_KEYS = (
     "to_apply|calls|body|condition|true_computation|false_computation"
@@ -155,3 +164,35 @@ def _product(dims: Sequence[int]) -> int:
     for d in dims:
         total *= d
     return total
+
+
+_DTYPE_INDEX = {name: i for i, name in enumerate(DTYPES)}
+_FLOW_INDEX = {name: i for i, name in enumerate(EDGE_FLOWS)}
+
+
+def pack(graph: Dict[str, Any]) -> bytes:
+    """A node-link graph of :func:`build_graph` as ``HloGraphArrays`` bytes: the magic,
+    the node and edge counts, then int64 tables of ``schema.GRAPH_NODE_COLUMNS`` and
+    ``schema.GRAPH_EDGE_COLUMNS`` (decoded without JSON by ``env/graph.unpack``)."""
+    nodes = np.array(
+        [
+            (
+                n["opcode_index"],
+                _DTYPE_INDEX.get(n["dtype"], _DTYPE_INDEX["other"]),
+                len(n["shape"]),
+                n["elements"],
+                n["entry"],
+                n["root"],
+                n["parameter_number"],
+                n["computation_index"],
+            )
+            for n in graph["nodes"]
+        ],
+        dtype="<i8",
+    ).reshape(-1, len(GRAPH_NODE_COLUMNS))
+    edges = np.array(
+        [(e["source"], e["target"], _FLOW_INDEX[e["flow"]], e["position"]) for e in graph["edges"]],
+        dtype="<i8",
+    ).reshape(-1, len(GRAPH_EDGE_COLUMNS))
+    header = GRAPH_ARRAYS_MAGIC + np.array([len(nodes), len(edges)], dtype="<i8").tobytes()
+    return header + nodes.tobytes() + edges.tobytes()

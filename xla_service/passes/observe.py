@@ -19,8 +19,9 @@ import numpy as np
 from jax._src import xla_bridge
 from jax._src.lib import _jax, hlo, xla_client
 
+from xla_service.catalog.opcodes import OPCODES
+from xla_service.catalog.schema import COST_KEYS, INPUT_INT_HIGH, RUNTIME_WARMUP
 from xla_service.errors import ExecutionError, ResourceLimitError
-from xla_service.opcodes import OPCODES
 from xla_service.passes.compare import (
     compare_output,
     compare_outputs,
@@ -29,7 +30,6 @@ from xla_service.passes.compare import (
     widen,
 )
 from xla_service.passes.hlo_graph import InstructionRecord, build_graph, entry_and_roots
-from xla_service.passes.schema import COST_KEYS, INPUT_INT_HIGH, RUNTIME_WARMUP
 from xla_service.passes.xla import parse
 
 __all__ = ["cost_analysis", "hlo_graph", "hlo_proto", "runtime", "validate", "make_inputs"]

@@ -7,6 +7,7 @@ goes to stderr). XLA may abort the process: the engine then replaces it.
 from __future__ import annotations
 
 import ctypes
+import json
 import os
 import signal
 import tempfile
@@ -87,11 +88,12 @@ def _test_hooks() -> Dict[str, Callable[..., Any]]:
 
 
 def _observe_handlers() -> Dict[str, Callable[..., Any]]:
-    from xla_service.passes import observe  # imports jax: only here, in the worker
+    from xla_service.passes import hlo_graph, observe  # imports jax: only here, in the worker
 
     return {
         "cost_analysis": observe.cost_analysis,
         "hlo_graph": observe.hlo_graph,
+        "hlo_graph_arrays": lambda text: hlo_graph.pack(json.loads(observe.hlo_graph(text))),
         "hlo_proto": observe.hlo_proto,
         "runtime": observe.runtime,
         "validate": observe.validate,

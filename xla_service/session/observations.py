@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Callable, Dict, List, Protocol, Sequence, Tuple
 
 from xla_service.catalog.opcodes import OPCODES
+from xla_service.catalog.passes import PASS_NAMES
 from xla_service.catalog.schema import COST_KEYS
 from xla_service.passes.analysis import Analysis
 from xla_service.passes.engine import Engine
@@ -139,6 +140,14 @@ def _proto(data: bytes) -> Event:
     return Event(byte_tensor=ByteTensor(shape=[len(data)], value=data))
 
 
+_OUTCOME_CODES = {"changed": 1, "unchanged": 2, "failed": 3}
+
+
+def _outcomes(s: ObservedSession) -> Event:
+    known = s.engine.pass_outcomes(s.state)
+    return _ints_event([_OUTCOME_CODES.get(known.get(name, ""), 0) for name in PASS_NAMES])
+
+
 def _runtime(s: ObservedSession, state: Analysis) -> Event:
     return _doubles_event(s.engine.runtime(state, s.runtime_repetitions, s.input_seed))
 
@@ -197,6 +206,14 @@ OBSERVATIONS: Tuple[Observation, ...] = (
         lambda s: _graph(s.engine.hlo_graph(s.state).encode()),
     ),
     Observation(
+        "HloGraphArrays",
+        "int8 array: `HloGraph` as packed int64 tables, a row per node and per edge "
+        "(`schema.GRAPH_NODE_COLUMNS`, `GRAPH_EDGE_COLUMNS`), which `xla_service.env.graph.unpack` "
+        "turns into GNN arrays without JSON (the Gymnasium env's graph observation)",
+        Space(byte_sequence=ByteSequenceSpace(length_range=Int64Range(min=0))), _proto(b""),
+        lambda s: _proto(s.engine.observe("hlo_graph_arrays", s.state)),
+    ),
+    Observation(
         "HloProto", "int8 array: the serialized `HloModuleProto` of the current module (`.tobytes()`)",
         Space(byte_sequence=ByteSequenceSpace(length_range=Int64Range(min=0))), _proto(b""),
         lambda s: _proto(s.engine.hlo_proto(s.state)),
@@ -220,6 +237,13 @@ OBSERVATIONS: Tuple[Observation, ...] = (
         "benchmark (the leaderboard's speedup baseline)",
         _sequence(), _doubles_event([]), lambda s: _runtime(s, s.default),
         deterministic=False, platform_dependent=True,
+    ),
+    Observation(
+        "PassOutcomes",
+        f"int64 array ({len(PASS_NAMES)},): what each pass is known (from the cache or the "
+        "experience store) to do to the current module: 0 not known, 1 changes it, 2 changes "
+        "nothing, 3 XLA fails; the Gymnasium env's `action_mask` masks 2 and 3",
+        _ints(len(PASS_NAMES)), _ints_event([0] * len(PASS_NAMES)), lambda s: _outcomes(s),
     ),
     Observation(
         "PassError",

@@ -164,6 +164,34 @@ class ExperienceStore:
         found = self._state(digest)
         return None if found is MISS else found
 
+    def results(self, kind: str) -> Iterator[Tuple[Tuple[str, str], bytes]]:
+        """``((digest, argument), encoded value)`` of every valid stored result of ``kind``."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT digest, arg, value, checksum FROM results WHERE semantics=? AND kind=?",
+                (self.semantics, kind),
+            ).fetchall()
+        for digest, arg, value, stored in rows:
+            if checksum(self._key_bytes((kind, digest, arg)), value) == stored:
+                yield (digest, arg), value
+
+    def outcomes(self, digest: str) -> Dict[str, str]:
+        """What each stored pass did to state ``digest``: ``changed``, ``unchanged`` or ``failed``."""
+        try:
+            with self._lock:
+                rows = self._db.execute(
+                    "SELECT arg, value, checksum FROM results WHERE semantics=? AND kind='step' AND digest=?",
+                    (self.semantics, digest),
+                ).fetchall()
+        except sqlite3.Error:
+            return {}
+        names = {b"S": "changed", b"U": "unchanged", b"F": "failed"}
+        return {
+            arg: names[value[:1]]
+            for arg, value, stored in rows
+            if value[:1] in names and checksum(self._key_bytes(("step", digest, arg)), value) == stored
+        }
+
     # ------------------------------------------------------------ maintenance
 
     def _touch(self, table: str, used: float, where: str, args: Tuple[Any, ...]) -> None:

@@ -2,7 +2,11 @@
 
 ``XLA_GYM_RL_RUN=runs/ppo-OpCount-seed0 python -m leaderboard.eval
 --policy "leaderboard.agents.rl.policy:from_env()"`` evaluates the run saved
-by ``leaderboard.agents.rl.train``.
+by ``leaderboard.agents.rl.train`` (its ``model.zip``, or the checkpoint that
+``$XLA_GYM_RL_CHECKPOINT`` names, e.g. ``checkpoints/rl_model_2000_steps.zip``);
+``--policy "leaderboard.agents.rl.policy:RlPolicy(run='RUN', checkpoint='...')"``
+says the same without variables. Observations are ``features.features``, as in
+training.
 
 The model acts greedily (its most likely action; DQN: the highest Q value)
 for ``episode_length`` steps, except that an action which left the module
@@ -18,36 +22,39 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, List, Set
+from typing import Any, List, Optional, Set, Union
 
 import numpy as np
 from compiler_gym.envs import CompilerEnv
 
 from leaderboard.agents.common import op_count
-from leaderboard.gym_adapter import COST_FEATURES
+from leaderboard.agents.rl.features import features
 
 __all__ = ["RlPolicy", "from_env"]
 
 
 @dataclass
 class RlPolicy:
-    run: Path
+    run: Union[str, Path]
+    #: A checkpoint of the run to act with (default: its final ``model.zip``).
+    checkpoint: Optional[Union[str, Path]] = None
 
     def __post_init__(self) -> None:
+        from leaderboard.agents.rl.train import model_class
+
+        self.run = Path(self.run)
         args = json.loads((self.run / "args.json").read_text())["args"]
         self.args = args
-        import sb3_contrib
-        import stable_baselines3 as sb3
-
-        cls: Any = {"ppo": sb3.PPO, "a2c": sb3.A2C, "dqn": sb3.DQN, "trpo": sb3_contrib.TRPO}[args["algo"]]
-        self.model: Any = cls.load(self.run / "model.zip", device="cpu")
+        weights = Path(self.checkpoint) if self.checkpoint else self.run / "model.zip"
+        if not weights.is_absolute() and not weights.exists():
+            weights = self.run / weights
+        if not weights.is_file():
+            raise ValueError(f"No model at {weights}: expected model.zip or a checkpoint of {self.run}")
+        self.model: Any = model_class(args["algo"]).load(weights, device="cpu")
 
     def _observe(self, env: CompilerEnv) -> np.ndarray:
-        features = [np.log1p(np.asarray(env.observation["OpcodeCounts"], dtype=np.float64))]
-        if self.args["cost_features"]:
-            cost = env.observation["CostAnalysisDict"]
-            features.append(np.log1p([float(cost[k]) for k in COST_FEATURES]))
-        return np.concatenate(features).astype(np.float32)
+        cost = env.observation["CostAnalysisDict"] if self.args["cost_features"] else None
+        return features(env.observation["OpcodeCounts"], cost)
 
     def preferences(self, observation: np.ndarray) -> np.ndarray:
         """Every action, most preferred first."""
@@ -93,4 +100,4 @@ def from_env() -> RlPolicy:
     run = os.environ.get("XLA_GYM_RL_RUN")
     if not run:
         raise ValueError("Set XLA_GYM_RL_RUN to a run folder made by leaderboard.agents.rl.train")
-    return RlPolicy(Path(run))
+    return RlPolicy(Path(run), os.environ.get("XLA_GYM_RL_CHECKPOINT") or None)

@@ -3,10 +3,13 @@
 ``python -m leaderboard.agents.rl.train --algo ppo --total-timesteps 20000``
 
 One file reads top to bottom: arguments (a dataclass, every field a flag),
-seeding, vectorized environments (the Gymnasium adapter, one service per
-environment), the SB3 algorithm, training with a progress bar and
+seeding, vectorized environments (xla-v0's Gymnasium env, ``xla_service.gym``,
+one service per environment, all sharing the persistent experience store),
+the SB3 algorithm, training with a progress bar, TensorBoard logs and
 checkpoints, and the saved run: ``model.zip``, ``args.json`` (hyperparameters
-and versions) and ``monitor.csv`` files (training curves).
+and versions), ``monitor-*.csv`` (training curves) and ``tb/`` (TensorBoard:
+``tensorboard --logdir RUN/tb``). ``--resume`` continues from the run's last
+checkpoint.
 """
 from __future__ import annotations
 
@@ -61,15 +64,19 @@ class Args:
     max_minutes: float = 0.0
     """if > 0, stop training after this many minutes of wall time (the steps
     actually taken are recorded in result.json)"""
-    out: str = "runs"
+    out: str = str(Path(__file__).resolve().parent / "runs")
     """folder for the run (a subfolder named after algo, reward and seed is made)"""
+    resume: bool = False
+    """continue the run in OUT from its last checkpoint (same arguments), up to --total-timesteps"""
     dummy_vec_env: bool = False
     """run environments in this process (DummyVecEnv) instead of subprocesses"""
 
 
 def parse_args(argv: Optional[Sequence[str]] = None) -> Args:
     """Every field of :class:`Args` as a ``--kebab-case`` flag, its docstring the help."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
     docs = _field_docs()
     for f in dataclasses.fields(Args):
         flag = "--" + f.name.replace("_", "-")
@@ -110,29 +117,36 @@ def run_name(args: Args) -> str:
 
 def _env_factory(args: Args, benchmarks: List[str], rank: int, log_dir: Path) -> Callable[[], Any]:
     def make() -> Any:
+        import gymnasium
         from stable_baselines3.common.monitor import Monitor
 
-        from leaderboard.gym_adapter import XlaGymnasiumEnv
+        import xla_service.gym  # noqa: F401  (registers xla-v0 with Gymnasium)
+        from leaderboard.agents.rl.features import RlFeatures, observation_spaces
 
-        env = XlaGymnasiumEnv(
-            benchmarks,
-            episode_length=args.episode_length,
-            cost_features=args.cost_features,
-            reward_space=args.reward_space,
+        env = gymnasium.make(
+            "xla-v0",
+            benchmarks=benchmarks,
+            observation=list(observation_spaces(args.cost_features)),
+            reward=args.reward_space,
+            reward_scale="initial" if args.reward_space == "OpCount" else None,
+            max_episode_steps=args.episode_length,
         )
+        env = RlFeatures(env, args.cost_features)
         env.reset(seed=args.seed + rank)
         return Monitor(env, str(log_dir / f"monitor-{rank}"))
 
     return make
 
 
-def _model(args: Args, env: Any) -> Any:
+def _model(args: Args, env: Any, tensorboard: Path) -> Any:
     import sb3_contrib
     import stable_baselines3 as sb3
 
     from leaderboard.agents.rl.policies import value_only_policy
 
-    common: Dict[str, Any] = dict(seed=args.seed, verbose=0, learning_rate=args.learning_rate)
+    common: Dict[str, Any] = dict(
+        seed=args.seed, verbose=1, learning_rate=args.learning_rate, tensorboard_log=str(tensorboard)
+    )
     if args.algo == "dqn":
         return sb3.DQN("MlpPolicy", env, learning_starts=min(1000, args.total_timesteps // 4), **common)
     policy: Any = "MlpPolicy"
@@ -172,19 +186,41 @@ def train(args: Args) -> Tuple[Path, Any]:
     factories = [_env_factory(args, benchmarks, i, run) for i in range(args.n_envs)]
     vec = DummyVecEnv(factories) if args.dummy_vec_env else SubprocVecEnv(factories)
     try:
-        model = _model(args, vec)
+        resumed = latest_checkpoint(run) if args.resume else None
+        if resumed is not None:
+            model = model_class(args.algo).load(resumed, env=vec, device="cpu", tensorboard_log=str(run / "tb"))
+            print(f"resuming from {resumed} at step {model.num_timesteps}", file=sys.stderr)
+        else:
+            model = _model(args, vec, run / "tb")
         record["hyperparameters"] = hyperparameters(model)
         (run / "args.json").write_text(json.dumps(record, indent=1) + "\n")
         checkpoints = CheckpointCallback(max(args.checkpoint_every // args.n_envs, 1), str(run / "checkpoints"))
         started = time.monotonic()
         callbacks = [checkpoints, _TimeLimit(started + 60 * args.max_minutes if args.max_minutes > 0 else math.inf)]
-        model.learn(args.total_timesteps, callback=callbacks, progress_bar=True)
+        remaining = max(args.total_timesteps - int(model.num_timesteps), 0)
+        model.learn(remaining, callback=callbacks, progress_bar=True, reset_num_timesteps=resumed is None, tb_log_name="run")
         model.save(run / "model.zip")
         result = {"timesteps": int(model.num_timesteps), "minutes": (time.monotonic() - started) / 60}
         (run / "result.json").write_text(json.dumps(result, indent=1) + "\n")
     finally:
         vec.close()
     return run, model
+
+
+def model_class(algo: str) -> Any:
+    """The SB3 class of ``algo``."""
+    import sb3_contrib
+    import stable_baselines3 as sb3
+
+    return {"ppo": sb3.PPO, "a2c": sb3.A2C, "dqn": sb3.DQN, "trpo": sb3_contrib.TRPO}[algo]
+
+
+def latest_checkpoint(run: Path) -> Optional[Path]:
+    """The checkpoint of ``run`` with the most steps, or None."""
+    found = sorted(
+        (run / "checkpoints").glob("rl_model_*_steps.zip"), key=lambda p: int(p.stem.split("_")[-2])
+    )
+    return found[-1] if found else None
 
 
 def hyperparameters(model: Any) -> Dict[str, Any]:

@@ -1,0 +1,196 @@
+"""``XlaGymEnv``: xla-v0 as a Gymnasium 1.x environment.
+
+>>> import gymnasium
+>>> env = gymnasium.make("xla_service.gym:xla-v0", benchmarks="xla-gpt2-v0:train", max_episode_steps=20)
+>>> observation, info = env.reset(seed=0)
+>>> observation, reward, terminated, truncated, info = env.step(env.action_space.sample())
+
+It drives CompilerGym's client (``xla_service.env.XlaEnv``) over the same
+service, so the two share the engine, its cache and the experience store.
+
+- **Benchmarks**: a list of URIs, or ``"SUITE[:SPLIT],..."`` (e.g.
+  ``"xla-gpt2-v0:train,xla-bert-v0:train"``), or a single URI. ``reset(seed=s)``
+  seeds the draw: the same seed gives the same sequence of benchmarks;
+  ``reset(options={"benchmark": uri})`` picks one.
+- **Observation**: one xla-v0 observation space, or a list of them (a
+  ``Dict``); ``HloGraph`` is a Gymnasium ``Graph`` (``gym/spaces.py``).
+- **Action**: ``Discrete(64)``, the passes in ``action_names`` order; with
+  ``stop_action=True`` a 65th action ends the episode (``terminated``), as
+  X-RLflow's No-Op.
+- **Reward**: an xla-v0 reward space (default ``OpCount``), divided by the
+  benchmark's initial op count with ``reward_scale="initial"``.
+- **Episodes**: ``truncated`` after ``max_episode_steps`` (None: never);
+  ``terminated`` by the stop action or when the service ends the episode.
+- **info**: ``benchmark``, ``pass`` (name), ``changed``, ``pass_error``
+  (XLA's message, "" if none) and ``action_mask`` (int8, 1 = allowed): passes
+  known, from the cache or the store, to change nothing or fail at this state
+  are 0 (the stop action is always 1).
+"""
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from xla_service.catalog.passes import PASS_NAMES
+from xla_service.env.compat import restore_numpy_names
+from xla_service.gym.spaces import Converter, converter
+
+__all__ = ["XlaGymEnv", "resolve_benchmarks"]
+
+_OUTCOMES = "PassOutcomes"
+_ERROR = "PassError"
+
+
+def resolve_benchmarks(benchmarks: Union[None, str, Sequence[str]]) -> List[str]:
+    """Benchmark URIs from a list, a URI, or ``"SUITE[:SPLIT],..."`` (default split: train)."""
+    from xla_service.env.datasets import default_benchmark_uri, split_benchmark_uris
+
+    if benchmarks is None:
+        return [default_benchmark_uri()]
+    if not isinstance(benchmarks, str):
+        uris = [str(b) for b in benchmarks]
+    elif "://" in benchmarks:
+        uris = [benchmarks]
+    else:
+        uris = []
+        for part in (p.strip() for p in benchmarks.split(",") if p.strip()):
+            suite, _, split = part.partition(":")
+            uris += split_benchmark_uris(split or "train", [suite])
+    if not uris:
+        raise ValueError(f"Expected at least one benchmark, got none from {benchmarks!r}")
+    return uris
+
+
+class XlaGymEnv(gymnasium.Env):
+    """xla-v0 through Gymnasium's API (see the module docstring)."""
+
+    metadata: Dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 1}
+
+    def __init__(
+        self,
+        benchmarks: Union[None, str, Sequence[str]] = None,
+        observation: Union[str, Sequence[str]] = "OpcodeCounts",
+        reward: str = "OpCount",
+        reward_scale: Optional[str] = None,
+        max_episode_steps: Optional[int] = 20,
+        stop_action: bool = False,
+        service: Optional[str] = None,
+        render_mode: Optional[str] = None,
+        **make_kwargs: Any,
+    ) -> None:
+        if max_episode_steps is not None and max_episode_steps < 1:
+            raise ValueError(f"Expected max_episode_steps >= 1 or None, got {max_episode_steps}")
+        if reward_scale not in (None, "initial"):
+            raise ValueError(f"Expected reward_scale None or 'initial', got {reward_scale!r}")
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"Expected render_mode None or 'ansi', got {render_mode!r}")
+        self.benchmarks = resolve_benchmarks(benchmarks)
+        names = [observation] if isinstance(observation, str) else list(observation)
+        self._converters: Dict[str, Converter] = {name: converter(name) for name in names}
+        self._single = isinstance(observation, str)
+        self.observation_space = (
+            self._converters[names[0]].space
+            if self._single
+            else spaces.Dict({n: c.space for n, c in self._converters.items()})
+        )
+        self.stop_action = stop_action
+        self.action_names: Tuple[str, ...] = PASS_NAMES + (("stop",) if stop_action else ())
+        self.action_space = spaces.Discrete(len(self.action_names))
+        self.max_episode_steps = max_episode_steps
+        self.reward_scale = reward_scale
+        self.render_mode = render_mode
+        restore_numpy_names()
+        import compiler_gym
+
+        self.env = compiler_gym.make(
+            "xla-v0",
+            benchmark=self.benchmarks[0],
+            observation_space=None,
+            reward_space=reward,
+            **({"service": service} if service else {}),
+            **make_kwargs,
+        )
+        self._scale = 1.0
+        self._steps = 0
+        self._benchmark = self.benchmarks[0]
+        self._mask = np.ones(len(self.action_names), dtype=np.int8)
+
+    # ---------------------------------------------------------------- Gymnasium
+
+    def reset(
+        self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None
+    ) -> Tuple[Any, Dict[str, Any]]:
+        super().reset(seed=seed)
+        benchmark = (options or {}).get("benchmark") or self.benchmarks[
+            int(self.np_random.integers(len(self.benchmarks)))
+        ]
+        self.env.reset(benchmark=benchmark)
+        self._benchmark, self._steps = str(benchmark), 0
+        self._scale = float(max(self.env.observation["OpCountInitial"], 1)) if self.reward_scale else 1.0
+        observation, outcomes = self._observe()
+        return observation, self._info(None, False, "", outcomes)
+
+    def step(self, action: Any) -> Tuple[Any, float, bool, bool, Dict[str, Any]]:
+        index = int(action)
+        if not 0 <= index < len(self.action_names):
+            raise ValueError(f"Expected an action in [0, {len(self.action_names)}), got {action!r}")
+        self._steps += 1
+        truncated = self.max_episode_steps is not None and self._steps >= self.max_episode_steps
+        if self.stop_action and index == len(PASS_NAMES):
+            observation, outcomes = self._observe()
+            return observation, 0.0, True, truncated, self._info("stop", False, "", outcomes)
+        spaces_ = [c.source for c in self._converters.values()] + [_OUTCOMES]
+        values, reward, done, info = self.env.step(index, observation_spaces=spaces_, reward_spaces=[self.env.reward_space])
+        if done and "error_details" in info:  # the service is gone: CompilerGym's convention
+            raise RuntimeError(f"The xla-v0 service ended the episode: {info['error_details']}")
+        observation = self._convert(values[:-1])
+        changed = not info.get("action_had_no_effect", False)
+        self.env.episode_reward = (self.env.episode_reward or 0.0) + float(reward[0])
+        scaled = float(reward[0]) / self._scale
+        return observation, scaled, bool(done), truncated, self._info(
+            PASS_NAMES[index], changed, info.get("pass_error", ""), values[-1]
+        )
+
+    def render(self) -> Optional[str]:
+        if self.render_mode == "ansi":
+            return f"{self._benchmark} after {self._steps} steps: {self.env.commandline()}"
+        return None
+
+    def close(self) -> None:
+        self.env.close()
+        super().close()
+
+    # -------------------------------------------------------------- the rest
+
+    @property
+    def action_mask(self) -> np.ndarray:
+        """1 for the actions worth trying at the current state (see the module docstring)."""
+        return self._mask.copy()
+
+    @property
+    def compiler_env(self) -> Any:
+        """The CompilerGym env underneath (``commandline()``, ``state``, ``validate()``...)."""
+        return self.env
+
+    def _observe(self) -> Tuple[Any, Any]:
+        names = [c.source for c in self._converters.values()] + [_OUTCOMES]
+        values = [self.env.observation[n] for n in names]
+        return self._convert(values[:-1]), values[-1]
+
+    def _convert(self, values: Sequence[Any]) -> Any:
+        converted = {name: c.convert(v) for (name, c), v in zip(self._converters.items(), values)}
+        return next(iter(converted.values())) if self._single else converted
+
+    def _info(self, name: Optional[str], changed: bool, error: str, outcomes: Any) -> Dict[str, Any]:
+        known = np.asarray(outcomes, dtype=np.int64)
+        self._mask[: len(PASS_NAMES)] = (known != 2) & (known != 3)
+        return {
+            "benchmark": self._benchmark,
+            "pass": name,
+            "changed": changed,
+            "pass_error": error,
+            "action_mask": self._mask.copy(),
+        }

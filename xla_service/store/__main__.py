@@ -1,0 +1,66 @@
+"""``python -m xla_service.store {stats,verify,clear,export}``: manage the experience store.
+
+The store is the one ``$XLA_GYM_STORE`` names (default
+``~/.cache/xla-gym/experience.sqlite``), or ``--store PATH``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+from xla_service.store import STORE_VARIABLE, default_path, open_store
+from xla_service.store.export import export_transitions
+
+__all__ = ["main"]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m xla_service.store",
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter,
+    )
+    parser.add_argument(
+        "--store",
+        default=None,
+        help=f"the store's file (default: ${STORE_VARIABLE}, else {default_path()})",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("stats", help="entries by kind, size, semantics (jaxlib, engine, catalog, count rule)")
+    verify = commands.add_parser("verify", help="check every row's checksum; exit status 1 if any is bad")
+    verify.add_argument("--repair", action="store_true", help="delete the bad rows")
+    commands.add_parser("clear", help="delete every entry (all versions) and reclaim the space")
+    export = commands.add_parser("export", help="write the stored steps as NumPy arrays (xla_service/store/export.py)")
+    export.add_argument("out", type=Path, help="the .npz file to write")
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    args = _parser().parse_args(argv)
+    store = open_store(args.store)
+    if store is None:
+        print(f"The experience store is off (${STORE_VARIABLE})", file=sys.stderr)
+        return 1
+    try:
+        if args.command == "stats":
+            print(json.dumps(store.stats(), indent=1, sort_keys=True))
+        elif args.command == "verify":
+            report = store.verify(repair=args.repair)
+            print(json.dumps(report, sort_keys=True))
+            return 1 if (report["bad_results"] or report["bad_states"]) and not args.repair else 0
+        elif args.command == "clear":
+            store.clear()
+            print(f"cleared {store.path}")
+        elif args.command == "export":
+            rows = export_transitions(store, args.out)
+            print(f"{rows} transitions -> {args.out}")
+    finally:
+        store.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
