@@ -12,25 +12,27 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
 HLO_DIR = Path(__file__).resolve().parent / "hlo"
-if str(ROOT) not in sys.path:  # without the editable install; PYTHONPATH still wins
-    sys.path.append(str(ROOT))
 
 from xla_service.catalog.passes import PASS_NAMES  # noqa: E402  (jax-free)
 
+# The scripts measure the engine: services they start compute every uncached
+# step (bench_store.py measures the experience store and sets its own).
+os.environ.setdefault("XLA_GYM_STORE", "off")
+
 #: name -> (file in benchmarks/hlo/, what it is). Sizes are normalized op counts.
-BENCHMARKS: Dict[str, Tuple[str, str]] = {
+BENCHMARKS: dict[str, tuple[str, str]] = {
     "small": ("gpt2-l1-d64-h4-s32-b2-f32-infer.hlo.gz", "GPT-2 1 layer, inference (~150 ops)"),
     "medium": ("gpt2-l1-d64-h4-s32-b2-sgd-f32-train.hlo.gz", "GPT-2 1 layer, SGD training step (~600 ops)"),
     "gpt2": ("gpt2-l2-d64-h4-s32-b2-adam-f32-train.hlo.gz", "GPT-2 2 layers, Adam training step (~1,100 ops)"),
     "large": ("gpt2-l4-d64-h4-s32-b2-adam-f32-train.hlo.gz", "GPT-2 4 layers, Adam training step (~2,000 ops)"),
 }
 
-def benchmark_names(spec: str) -> List[str]:
+def benchmark_names(spec: str) -> list[str]:
     """Parse a comma-separated ``--benchmarks`` value."""
     names = [n.strip() for n in spec.split(",") if n.strip()]
     unknown = [n for n in names if n not in BENCHMARKS]
@@ -59,7 +61,18 @@ def client_benchmark(name: str):  # -> compiler_gym.datasets.Benchmark
     return Benchmark.from_file_contents(benchmark_uri(name), hlo_bytes(name))
 
 
-def mixed_sequence(length: int, seed: int = 0) -> List[str]:
+def variant(name: str, tag: str):  # -> compiler_gym.datasets.Benchmark
+    """The benchmark under another module name: the same program, digests of its own."""
+    import gzip as _gzip
+    import re
+
+    from compiler_gym.datasets import Benchmark
+
+    text = re.sub(r"^HloModule ([^,\s]+)", rf"HloModule \1_{tag}", hlo_text(name), count=1)
+    return Benchmark.from_file_contents(f"benchmark://xla-bench-v0/{name}-{tag}", _gzip.compress(text.encode()))
+
+
+def mixed_sequence(length: int, seed: int = 0) -> list[str]:
     """A deterministic mixed pass sequence, as an agent's episode might go.
 
     XLA's default CPU pipeline, pass by pass and in its order (which takes a
@@ -71,7 +84,7 @@ def mixed_sequence(length: int, seed: int = 0) -> List[str]:
     from xla_service.catalog.pipelines import DEMO_SEQUENCE as DEFAULT_SEQUENCE  # jax-free
 
     rng = random.Random(seed)
-    sequence: List[str] = []
+    sequence: list[str] = []
     while len(sequence) < length:
         for name in DEFAULT_SEQUENCE:
             sequence.append(name)
@@ -170,7 +183,7 @@ def pss_bytes(pid: int) -> int:
     return 0
 
 
-def memory(pid: int) -> Dict[str, int]:
+def memory(pid: int) -> dict[str, int]:
     """``rss``, ``pss`` and ``uss`` (private pages) of ``pid`` in bytes; zeros if gone."""
     fields = {"Rss": 0, "Pss": 0, "Private_Clean": 0, "Private_Dirty": 0}
     try:
@@ -183,7 +196,7 @@ def memory(pid: int) -> Dict[str, int]:
     return {"rss": fields["Rss"], "pss": fields["Pss"], "uss": fields["Private_Clean"] + fields["Private_Dirty"]}
 
 
-def child_pids(parent: int, marker: Optional[bytes] = None) -> List[int]:
+def child_pids(parent: int, marker: bytes | None = None) -> list[int]:
     """Live children of ``parent`` whose command line contains ``marker``."""
     pids = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
@@ -199,7 +212,7 @@ def child_pids(parent: int, marker: Optional[bytes] = None) -> List[int]:
     return sorted(pids)
 
 
-def worker_pids(service_pid: int) -> List[int]:
+def worker_pids(service_pid: int) -> list[int]:
     return child_pids(service_pid, b"xla_service.passes.worker")
 
 

@@ -25,7 +25,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any
 
 from _common import (
     BENCHMARKS,
@@ -58,11 +58,11 @@ ENTRY main {
 EXECUTING = "Runtime"
 
 
-def engine_stats(env: Any) -> Dict[str, Any]:
+def engine_stats(env: Any) -> dict[str, Any]:
     return json.loads(env.send_param("xla.engine.stats", ""))
 
 
-def cpu_ticks(pids: List[int]) -> int:
+def cpu_ticks(pids: list[int]) -> int:
     total = 0
     for pid in pids:
         try:
@@ -73,7 +73,7 @@ def cpu_ticks(pids: List[int]) -> int:
     return total
 
 
-def wait_quiet(pids: List[int], settle: float = 0.03, limit: float = 3.0) -> None:
+def wait_quiet(pids: list[int], settle: float = 0.03, limit: float = 3.0) -> None:
     """Wait until ``pids`` use no CPU for ``settle`` seconds (their background work is done)."""
     deadline = time.perf_counter() + limit
     last = cpu_ticks(pids)
@@ -85,7 +85,7 @@ def wait_quiet(pids: List[int], settle: float = 0.03, limit: float = 3.0) -> Non
         last = now
 
 
-def timed_step(env: Any, action: int) -> Tuple[float, str]:
+def timed_step(env: Any, action: int) -> tuple[float, str]:
     start = time.perf_counter()
     try:
         _, _, _, info = env.step(action)
@@ -97,9 +97,9 @@ def timed_step(env: Any, action: int) -> Tuple[float, str]:
 
 def bench_benchmark(
     env: Any, floor: FloorWorker, name: str, steps: int, seed: int, runtime: bool
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     benchmark = client_benchmark(name)
-    out: Dict[str, Any] = {"name": name}
+    out: dict[str, Any] = {"name": name}
 
     start = time.perf_counter()
     env.reset(benchmark=benchmark)
@@ -115,7 +115,7 @@ def bench_benchmark(
     service_workers = worker_pids(env.service.connection.process.pid)
     sequence = mixed_sequence(steps, seed)
     actions = [env.action_space[p] for p in sequence]
-    uncached: List[Dict[str, Any]] = []
+    uncached: list[dict[str, Any]] = []
     progress = Progress(f"{name} uncached", len(sequence))
     # The floor worker follows the same states (with the compile input the engine keeps).
     text = env.observation["Hlo"]
@@ -169,7 +169,7 @@ def bench_benchmark(
     return out
 
 
-def report(r: Dict[str, Any]) -> Tuple[float, float]:
+def report(r: dict[str, Any]) -> tuple[float, float]:
     heading(f"{r['name']}: {BENCHMARKS[r['name']][1]}, {r['ops']} ops normalized")
     print(f"  env.reset, first (benchmark sent, normalized): {ms(r['reset_first'])}")
     print(f"  env.reset, seen benchmark: {summary(r['reset'])}")
@@ -198,7 +198,7 @@ def report(r: Dict[str, Any]) -> Tuple[float, float]:
     return per_step, median(r["cached"])
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0],
         epilog=__doc__.split("\n\n", 1)[1],

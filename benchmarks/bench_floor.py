@@ -20,7 +20,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
 
 from _common import (
     BENCHMARKS,
@@ -50,7 +49,7 @@ class FloorWorker:
         self.aborts = 0
         self.warm()
 
-    def timed(self, method: str, *args: object) -> Tuple[float, object, Optional[str]]:
+    def timed(self, method: str, *args: object) -> tuple[float, object, str | None]:
         """``(seconds inside the worker, result, error)``; an abort is finished from the dumps."""
         self._ensure_alive()
         start = time.perf_counter()
@@ -110,7 +109,7 @@ class FloorWorker:
         shutil.rmtree(self.log_dir, ignore_errors=True)
 
 
-def measure_step(floor: FloorWorker, state: Analysis, name: str) -> Dict[str, object]:
+def measure_step(floor: FloorWorker, state: Analysis, name: str) -> dict[str, object]:
     """Time ``run_pass`` of ``name`` on ``state`` in the worker, as the engine calls it."""
     floor.backend_after_reply()  # nothing of the previous step may overlap
     dump_dir = tempfile.mkdtemp(prefix="xla-gym-floor-", dir=_SCRATCH)
@@ -127,7 +126,7 @@ def measure_step(floor: FloorWorker, state: Analysis, name: str) -> Dict[str, ob
             "result": result if changed else state}
 
 
-def walk(floor: FloorWorker, state: Analysis, sequence: List[str], progress: Progress) -> List[Dict[str, object]]:
+def walk(floor: FloorWorker, state: Analysis, sequence: list[str], progress: Progress) -> list[dict[str, object]]:
     """Measure each step of ``sequence`` from ``state``, following the results."""
     rows = []
     for name in sequence:
@@ -138,7 +137,7 @@ def walk(floor: FloorWorker, state: Analysis, sequence: List[str], progress: Pro
     return rows
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0],
         epilog=__doc__.split("\n\n", 1)[1],

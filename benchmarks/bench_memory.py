@@ -21,7 +21,7 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from _common import (
     BENCHMARKS,
@@ -38,7 +38,7 @@ from _common import (
 from bench_throughput import variant
 
 
-def snapshot(service_pid: int) -> Dict[str, Any]:
+def snapshot(service_pid: int) -> dict[str, Any]:
     workers = worker_pids(service_pid)
     ws = [memory(p) for p in workers]
     return {
@@ -51,11 +51,11 @@ def snapshot(service_pid: int) -> Dict[str, Any]:
     }
 
 
-def stats(env: Any) -> Dict[str, Any]:
+def stats(env: Any) -> dict[str, Any]:
     return json.loads(env.send_param("xla.engine.stats", ""))
 
 
-def steps(env: Any, passes: List[str]) -> None:
+def steps(env: Any, passes: list[str]) -> None:
     for p in passes:
         try:
             env.step(env.action_space[p])
@@ -63,7 +63,7 @@ def steps(env: Any, passes: List[str]) -> None:
             pass
 
 
-def by_size(env: Any, service_pid: int, names: List[str], n_steps: int) -> List[List[str]]:
+def by_size(env: Any, service_pid: int, names: list[str], n_steps: int) -> list[list[str]]:
     rows = []
     for name in names:
         env.reset(benchmark=variant(name, "size"))
@@ -78,7 +78,7 @@ def by_size(env: Any, service_pid: int, names: List[str], n_steps: int) -> List[
     return rows
 
 
-def per_session(env: Any, service_pid: int, name: str, k: int) -> Dict[str, float]:
+def per_session(env: Any, service_pid: int, name: str, k: int) -> dict[str, float]:
     env.reset(benchmark=variant(name, "base"))
     time.sleep(0.2)
     before = memory(service_pid)["uss"]
@@ -102,9 +102,9 @@ def per_session(env: Any, service_pid: int, name: str, k: int) -> Dict[str, floa
     }
 
 
-def long_run(env: Any, service_pid: int, name: str, total: int, checkpoint: int) -> Dict[str, Any]:
+def long_run(env: Any, service_pid: int, name: str, total: int, checkpoint: int) -> dict[str, Any]:
     episode = 20
-    points: List[Dict[str, Any]] = []
+    points: list[dict[str, Any]] = []
     progress = Progress(f"{name} long run", 2 * total)
     done = 0
     start_replaced = stats(env)["workers_replaced"]
@@ -135,7 +135,7 @@ def long_run(env: Any, service_pid: int, name: str, total: int, checkpoint: int)
     return {"points": points}
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0],
         epilog=__doc__.split("\n\n", 1)[1],

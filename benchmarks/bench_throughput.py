@@ -14,38 +14,27 @@ the last; scaling is relative to one session in the same run.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import os
-import re
 import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from _common import (
     BENCHMARKS,
     benchmark_names,
     heading,
-    hlo_text,
     machine_line,
     median,
     mixed_sequence,
     print_rows,
+    variant,
 )
 
 
-def variant(name: str, tag: str) -> Any:
-    """The benchmark under another module name: the same program, digests of its own."""
-    from compiler_gym.datasets import Benchmark
-
-    text = re.sub(r"^HloModule ([^,\s]+)", rf"HloModule \1_{tag}", hlo_text(name), count=1)
-    data = gzip.compress(text.encode())
-    return Benchmark.from_file_contents(f"benchmark://xla-bench-v0/{name}-{tag}", data)
-
-
-def run_sessions(env: Any, name: str, sessions: int, steps: int, tag: str, replays: int) -> Dict[str, Any]:
+def run_sessions(env: Any, name: str, sessions: int, steps: int, tag: str, replays: int) -> dict[str, Any]:
     """Run ``sessions`` threads of ``steps`` steps each (uncached), or, with
     ``replays``, of that many episodes (a reset and the same ``steps``, every
     one a cache hit) each; returns timings."""
@@ -61,9 +50,9 @@ def run_sessions(env: Any, name: str, sessions: int, steps: int, tag: str, repla
                     e.step(e.action_space[p])
                 except ValueError:
                     pass
-    latencies: List[List[float]] = [[] for _ in range(sessions)]
+    latencies: list[list[float]] = [[] for _ in range(sessions)]
     barrier = threading.Barrier(sessions + 1)
-    errors: List[BaseException] = []
+    errors: list[BaseException] = []
 
     def drive(i: int) -> None:
         e, seq = envs[i], sequences[i]
@@ -105,7 +94,7 @@ def run_sessions(env: Any, name: str, sessions: int, steps: int, tag: str, repla
     }
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0],
         epilog=__doc__.split("\n\n", 1)[1],
@@ -129,7 +118,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     import compiler_gym
 
     env = compiler_gym.make("xla-v0")
-    results: Dict[str, List[Dict[str, Any]]] = {"uncached": [], "cached": []}
+    results: dict[str, list[dict[str, Any]]] = {"uncached": [], "cached": []}
     try:
         env.reset(benchmark=variant(args.benchmark, "warm"))
         workers = json.loads(env.send_param("xla.engine.stats", ""))["workers"]

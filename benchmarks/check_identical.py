@@ -25,7 +25,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from _common import (
     BENCHMARKS,
@@ -45,7 +45,7 @@ from xla_service.passes.engine import Engine
 REFERENCE = Path(__file__).resolve().parent / "reference_results.json"
 
 
-def _outcome(engine: Engine, state: Analysis, name: str) -> "tuple[Optional[Analysis], str]":
+def _outcome(engine: Engine, state: Analysis, name: str) -> tuple[Analysis | None, str]:
     try:
         result = engine.apply(state, name)
     except ValueError as e:  # PassCrashedError and friends: deterministic XLA failures
@@ -55,18 +55,18 @@ def _outcome(engine: Engine, state: Analysis, name: str) -> "tuple[Optional[Anal
 
 def run_benchmark(
     engine: Engine, threads: ThreadPoolExecutor, name: str, walk_length: int, fanout_states: int
-) -> Dict[str, Any]:
+) -> dict[str, Any]:
     state = engine.load(hlo_text(name))
     default = engine.default_pipeline(state)
-    record: Dict[str, Any] = {
+    record: dict[str, Any] = {
         "input_sha256": hashlib.sha256(hlo_bytes(name)).hexdigest(),
         "initial": f"{state.digest}:{state.op_count}",
         "default": f"{default.digest}:{default.op_count}",
     }
     sequence = mixed_sequence(walk_length, seed=sum(map(ord, name)))
     fanout_at = {round(i * walk_length / max(fanout_states - 1, 1)) for i in range(fanout_states)}
-    walk: List[List[str]] = []
-    fanout: Dict[str, Dict[str, str]] = {}
+    walk: list[list[str]] = []
+    fanout: dict[str, dict[str, str]] = {}
     progress = Progress(name, walk_length + len(fanout_at) * len(PASS_NAMES))
     for i in range(walk_length + 1):
         if i in fanout_at:
@@ -92,7 +92,7 @@ def _same(expected: str, actual: str, counts: bool) -> bool:
     return expected.split(":")[0] == actual.split(":")[0]
 
 
-def compare(expected: Dict[str, Any], actual: Dict[str, Any], name: str, counts: bool = True) -> List[str]:
+def compare(expected: dict[str, Any], actual: dict[str, Any], name: str, counts: bool = True) -> list[str]:
     problems = []
     if expected["input_sha256"] != actual["input_sha256"]:
         return [f"{name}: the input file changed; re-record the reference"]
@@ -113,7 +113,7 @@ def compare(expected: Dict[str, Any], actual: Dict[str, Any], name: str, counts:
     return problems
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0],
         epilog=__doc__.split("\n\n", 1)[1],
@@ -158,7 +158,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     counts = rule == OP_COUNT_RULE and not args.update_counts
     if rule != OP_COUNT_RULE:
         print(f"the reference counts ops under rule {rule}, this code under rule {OP_COUNT_RULE}: digests compared")
-    problems: List[str] = []
+    problems: list[str] = []
     compared = 0
     for n in names:
         if n not in reference["results"]:
@@ -188,7 +188,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     return 0
 
 
-def _write(path: Path, content: Dict[str, Any]) -> None:
+def _write(path: Path, content: dict[str, Any]) -> None:
     path.write_text(json.dumps(content, indent=1, sort_keys=True) + "\n")
 
 

@@ -10,21 +10,12 @@ start, and where ``Beam`` ends with each setting, with its walltime.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import compiler_gym
 
-from xla_service.env.compat import restore_numpy_names  # noqa: E402
-
-restore_numpy_names()
-
-import compiler_gym  # noqa: E402
-
-import xla_service.env  # noqa: E402,F401  (registers xla-v0)
-from leaderboard.agents.beam.policy import Beam  # noqa: E402
-from leaderboard.agents.common import op_count  # noqa: E402
+from leaderboard.agents.beam.policy import Beam
+from leaderboard.agents.common import op_count
 
 SEQUENCES = [
     "cse reshape-mover call-inliner transpose-folding reshape-mover",  # greedy's

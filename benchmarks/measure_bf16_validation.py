@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import gzip
 from pathlib import Path
-from typing import List
 
 import numpy as np
 
@@ -28,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ALTERATIONS = [("one multiply made an add", " multiply(", " add("), ("one exponential made a tanh", " exponential(", " tanh(")]
 
 
-def _outputs(text: str, inputs: List[np.ndarray]) -> List[np.ndarray]:
+def _outputs(text: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
     return [o.astype(np.float64) for o in observe._outputs(observe._compiled(text)[1], inputs)]
 
 

@@ -1,6 +1,6 @@
 """Reset and step every bundled benchmark through ``compiler_gym.make("xla-v0")``.
 
-``.venv/bin/python -m datasets.check_env [--families gpt2,bert] [--limit N]``
+``.venv/bin/python -m xla_gym_datasets.check_env [--families gpt2,bert] [--limit N]``
 
 For each benchmark: ``reset`` (the service loads and normalizes it), compare
 ``OpCountInitial`` and ``OpCountDefault`` with the manifest, and step
@@ -12,19 +12,16 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from typing import List, Optional, Sequence, Tuple
-
-from xla_service.env.compat import restore_numpy_names
+from collections.abc import Sequence
 
 __all__ = ["check", "main"]
 
 
-def check(uris: Sequence[str], entries: dict) -> List[Tuple[str, str]]:
+def check(uris: Sequence[str], entries: dict) -> list[tuple[str, str]]:
     """(uri, problem) for every benchmark that does not reset, step or match."""
-    restore_numpy_names()
     import compiler_gym
 
-    problems: List[Tuple[str, str]] = []
+    problems: list[tuple[str, str]] = []
     started = time.monotonic()
     with compiler_gym.make("xla-v0") as env:
         for i, uri in enumerate(uris, 1):
@@ -48,16 +45,15 @@ def check(uris: Sequence[str], entries: dict) -> List[Tuple[str, str]]:
     return problems
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--families", default="", help="comma-separated families (default: all)")
     parser.add_argument("--limit", type=int, default=0, help="if > 0, the first N benchmarks of each suite")
     args = parser.parse_args(argv)
-    restore_numpy_names()
     from xla_service.env.datasets import get_xla_datasets
 
     wanted = {f for f in args.families.split(",") if f}
-    uris: List[str] = []
+    uris: list[str] = []
     entries = {}
     for dataset in get_xla_datasets():
         family = dataset.name.split("xla-")[-1].rsplit("-v", 1)[0]

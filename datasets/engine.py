@@ -10,7 +10,8 @@ analysis, and compiling and executing a module on CPU for verification.
 from __future__ import annotations
 
 import tempfile
-from typing import Any, Dict, List, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -56,7 +57,7 @@ def _client():
     return cpu_client()
 
 
-def compile_with_default(text: str, fast_codegen: bool = True) -> Tuple[Any, str]:
+def compile_with_default(text: str, fast_codegen: bool = True) -> tuple[Any, str]:
     """One CPU compile with default options giving both the loaded executable
     and XLA's default target-independent result (normalized text).
 
@@ -95,7 +96,7 @@ def compile_with_default(text: str, fast_codegen: bool = True) -> Tuple[Any, str
     return executable, default_pipeline(text)
 
 
-def cost_analysis(text: str) -> Dict[str, float]:
+def cost_analysis(text: str) -> dict[str, float]:
     """XLA's HloCostAnalysis totals for the module (per-operand entries dropped)."""
     from xla_service.passes.jaxlib import cost_analysis as xla_cost_analysis
 
@@ -103,7 +104,7 @@ def cost_analysis(text: str) -> Dict[str, float]:
     return {k: float(cost[k]) for k in _COST_KEYS if k in cost}
 
 
-def parameter_shapes(text: str) -> List[tuple]:
+def parameter_shapes(text: str) -> list[tuple]:
     """``[(shape_tuple, numpy_dtype), ...]`` of the entry computation's parameters."""
     from xla_service.passes.jaxlib import hlo
 
@@ -114,7 +115,7 @@ def parameter_shapes(text: str) -> List[tuple]:
     ]
 
 
-def execute(executable, inputs: Sequence[np.ndarray]) -> List[np.ndarray]:
+def execute(executable, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
     """Run a compiled module on host arrays; returns its outputs as numpy arrays."""
     import jax
 

@@ -20,8 +20,8 @@ silently; the exit status is 1 if any configuration failed.
 
 Example::
 
-    .venv/bin/python -m datasets.generate                   # everything
-    .venv/bin/python -m datasets.generate --families gpt2 --match 'l2-d64-h4-s32-b2-adam-f32-train'
+    .venv/bin/python -m xla_gym_datasets.generate                   # everything
+    .venv/bin/python -m xla_gym_datasets.generate --families gpt2 --match 'l2-d64-h4-s32-b2-adam-f32-train'
 """
 from __future__ import annotations
 
@@ -37,15 +37,12 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+from xla_gym_datasets.models import FAMILIES, get_family
+from xla_gym_datasets.splits import split
 
-from datasets.models import FAMILIES, get_family  # noqa: E402
-from datasets.splits import split  # noqa: E402
-from xla_service.catalog.schema import OP_COUNT_RULE  # noqa: E402
+from xla_service.catalog.schema import OP_COUNT_RULE
 
 VERSION = "v0"
 MANIFEST = "manifest.json"
@@ -84,8 +81,7 @@ def _inputs_for(text: str, example_args) -> tuple:
     """
     import jax
     import numpy as np
-
-    from datasets import engine
+    from xla_gym_datasets import engine
 
     shapes = engine.parameter_shapes(text)
     leaves = [np.asarray(x) for x in jax.tree_util.tree_leaves(example_args)]
@@ -105,10 +101,9 @@ def _inputs_for(text: str, example_args) -> tuple:
     return arrays, "seeded-random"
 
 
-def _verify(text: str, example_args, exe) -> Dict[str, Any]:
+def _verify(text: str, example_args, exe) -> dict[str, Any]:
     import numpy as np
-
-    from datasets import engine
+    from xla_gym_datasets import engine
 
     inputs, kind = _inputs_for(text, example_args)
     first = engine.execute(exe, inputs)
@@ -134,11 +129,11 @@ def _verify(text: str, example_args, exe) -> Dict[str, Any]:
     }
 
 
-def process(family: str, index: int, out_dir: str, verify: bool) -> Dict[str, Any]:
+def process(family: str, index: int, out_dir: str, verify: bool) -> dict[str, Any]:
     """Build, lower, normalize, verify and write one benchmark. Never raises."""
     t0 = time.time()
     cpu0 = time.process_time()
-    times: Dict[str, float] = {}
+    times: dict[str, float] = {}
     module = get_family(family)
     config = module.configs()[index]
     name = config.name
@@ -146,8 +141,7 @@ def process(family: str, index: int, out_dir: str, verify: bool) -> Dict[str, An
     try:
         import jax
         import jaxlib
-
-        from datasets import engine
+        from xla_gym_datasets import engine
 
         fn, args = module.build(config)
         times[stage] = time.time() - t0
@@ -215,7 +209,7 @@ def process(family: str, index: int, out_dir: str, verify: bool) -> Dict[str, An
         }
 
 
-def _stage_times(cumulative: Dict[str, float]) -> Dict[str, float]:
+def _stage_times(cumulative: dict[str, float]) -> dict[str, float]:
     out, last = {}, 0.0
     for stage, t in cumulative.items():
         out[stage] = t - last
@@ -223,7 +217,7 @@ def _stage_times(cumulative: Dict[str, float]) -> Dict[str, float]:
     return out
 
 
-def _jsonable(config) -> Dict[str, Any]:
+def _jsonable(config) -> dict[str, Any]:
     import dataclasses
 
     return {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(config).items()}
@@ -273,15 +267,15 @@ def _fmt(seconds: float) -> str:
     return f"{m}m{s:02d}s"
 
 
-def _load_manifest(path: Path) -> Optional[Dict[str, Any]]:
+def _load_manifest(path: Path) -> dict[str, Any] | None:
     if path.exists():
         with open(path) as f:
             return json.load(f)
     return None
 
 
-def write_manifest(path: Path, family: str, entries: List[Dict], failures: List[Dict]) -> None:
-    from datasets import splits
+def write_manifest(path: Path, family: str, entries: list[dict], failures: list[dict]) -> None:
+    from xla_gym_datasets import splits
 
     counts = {s: 0 for s in splits.SPLITS}
     for e in entries:
@@ -309,7 +303,7 @@ def write_manifest(path: Path, family: str, entries: List[Dict], failures: List[
     os.replace(tmp, path)
 
 
-def run_family(family: str, args, pool) -> Dict[str, Any]:
+def run_family(family: str, args, pool) -> dict[str, Any]:
     module = get_family(family)
     configs = module.configs()
     names = [c.name for c in configs]
@@ -328,7 +322,7 @@ def run_family(family: str, args, pool) -> Dict[str, Any]:
     suite.mkdir(parents=True, exist_ok=True)
     manifest_path = suite / MANIFEST
 
-    results: Dict[str, Dict] = {}
+    results: dict[str, dict] = {}
     progress = Progress(family, len(indices))
     t0 = time.time()
     futures = {pool.submit(process, family, i, str(out), args.verify): names[i] for i in indices}
@@ -350,20 +344,20 @@ def run_family(family: str, args, pool) -> Dict[str, Any]:
         progress.update(name, r["ok"])
     seconds = time.time() - t0
     cpu = sum(r.get("cpu_seconds", 0.0) for r in results.values())
-    stages: Dict[str, float] = {}
+    stages: dict[str, float] = {}
     for r in results.values():
         for k, v in r.get("times", {}).items():
             stages[k] = stages.get(k, 0.0) + v
 
     # Merge with the existing manifest when only part of the grid was run.
-    entries: Dict[str, Dict] = {}
-    failures: Dict[str, Dict] = {}
+    entries: dict[str, dict] = {}
+    failures: dict[str, dict] = {}
     old = _load_manifest(manifest_path) if partial else None
     if old:
         valid = set(names)
-        for e in old.get("benchmarks", []):
-            if e["name"] in valid and (suite / e["file"]).exists():
-                entries[e["name"]] = e
+        for entry in old.get("benchmarks", []):
+            if entry["name"] in valid and (suite / entry["file"]).exists():
+                entries[entry["name"]] = entry
         for f in old.get("failures", []):
             if f["name"] in valid:
                 failures[f["name"]] = f
@@ -401,7 +395,7 @@ def run_family(family: str, args, pool) -> Dict[str, Any]:
     return {"family": family, "seconds": seconds, "cpu": cpu, "ok": n_ok, "failed": len(results) - n_ok}
 
 
-def summarize(out: Path, families: List[str]) -> None:
+def summarize(out: Path, families: list[str]) -> None:
     """Print a table of the generated suites from their manifests."""
     print(
         "suite            graphs  train  valid   test  failed  ops min/median/max   "
@@ -429,9 +423,9 @@ def summarize(out: Path, families: List[str]) -> None:
     print(f"{'total':<16} {total_graphs:>6}{'':>58}{total_bytes / 1e6:>8.2f} MB")
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m datasets.generate",
+        prog="python -m xla_gym_datasets.generate",
         description=(
             "Generate the xla-<family>-v0 benchmark suites: lower every model "
             "configuration to HLO, normalize, verify, and write "

@@ -23,12 +23,12 @@ the held-out values never occur in a training configuration.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, Tuple
+from typing import Any
 
 SPLITS = ("train", "validation", "test")
 
 #: family -> (config attribute, validation values, test values)
-RULES: Dict[str, Tuple[str, Tuple[Any, ...], Tuple[Any, ...]]] = {
+RULES: dict[str, tuple[str, tuple[Any, ...], tuple[Any, ...]]] = {
     "gpt2": ("n_layer", (3,), (6,)),
     "bert": ("n_layer", (3,), (6,)),
     "resnet": ("arch", ("resnet26",), ("resnet18", "resnet50")),

@@ -10,7 +10,7 @@ import argparse
 import ast
 import importlib
 import sys
-from typing import List, Optional, Sequence
+from collections.abc import Sequence
 
 from leaderboard.harness import Policy, add_flags, eval_xla_opcount_policy
 
@@ -45,7 +45,7 @@ def load_policy(spec: str) -> Policy:
     return target(*args, **kwargs)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--policy", required=True, help="the policy, as MODULE:FUNCTION")
     add_flags(parser)
@@ -53,7 +53,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     policy = load_policy(args.policy)
-    forwarded: List[str] = [a for a in (argv if argv is not None else sys.argv[1:])]
+    forwarded: list[str] = [a for a in (argv if argv is not None else sys.argv[1:])]
     forwarded = _without_policy(forwarded)
     eval_xla_opcount_policy(policy, forwarded)
     from leaderboard.summary import main as summary
@@ -61,8 +61,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     return summary([args.leaderboard_results])
 
 
-def _without_policy(argv: List[str]) -> List[str]:
-    out: List[str] = []
+def _without_policy(argv: list[str]) -> list[str]:
+    out: list[str] = []
     skip = False
     for a in argv:
         if skip:

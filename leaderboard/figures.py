@@ -27,8 +27,8 @@ import csv
 import json
 import math
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
 
 import matplotlib
 
@@ -66,8 +66,8 @@ PER_BENCHMARK = ("default pipeline", "greedy", "beam", "PPO")
 
 
 def labelled_results(
-    parser: argparse.ArgumentParser, items: Optional[Sequence[str]], defaults: Dict[str, str] = DEFAULT_RESULTS
-) -> Dict[str, str]:
+    parser: argparse.ArgumentParser, items: Sequence[str] | None, defaults: dict[str, str] = DEFAULT_RESULTS
+) -> dict[str, str]:
     """``--results LABEL=PATH`` items as {label: path}; the committed ``defaults`` if none."""
     if not items:
         return {label: str(HERE / p) for label, p in defaults.items() if (HERE / p).is_file()}
@@ -77,12 +77,12 @@ def labelled_results(
     return dict(item.split("=", 1) for item in items)
 
 
-def _improvements(paths: Dict[str, str]) -> Dict[str, Dict[str, float]]:
+def _improvements(paths: dict[str, str]) -> dict[str, dict[str, float]]:
     """label -> family (and "overall") -> the paper's metric."""
     return {label: {row.name: row.improvement for row in summarize(read_results([path]))} for label, path in paths.items()}
 
 
-def _bars(ax: plt.Axes, table: Dict[str, Dict[str, float]], title: str) -> None:
+def _bars(ax: plt.Axes, table: dict[str, dict[str, float]], title: str) -> None:
     groups = sorted({g for row in table.values() for g in row if g != "overall"}) + ["overall"]
     width = 0.8 / max(len(table), 1)
     for i, (label, row) in enumerate(table.items()):
@@ -96,9 +96,9 @@ def _bars(ax: plt.Axes, table: Dict[str, Dict[str, float]], title: str) -> None:
     ax.legend(fontsize=7, ncol=2)
 
 
-def _per_benchmark(ax: plt.Axes, paths: Dict[str, str]) -> None:
+def _per_benchmark(ax: plt.Axes, paths: dict[str, str]) -> None:
     counts = op_counts()
-    ratios: Dict[str, Dict[str, float]] = {}
+    ratios: dict[str, dict[str, float]] = {}
     for label, path in paths.items():
         for state in read_results([path]):
             initial, default = counts[state.benchmark]
@@ -118,7 +118,7 @@ def _per_benchmark(ax: plt.Axes, paths: Dict[str, str]) -> None:
     ax.legend(fontsize=7)
 
 
-def _monitor(path: Path) -> List[Tuple[float, int, float]]:
+def _monitor(path: Path) -> list[tuple[float, int, float]]:
     """(seconds since start, episode length, return) rows of an SB3 monitor CSV."""
     with open(path) as f:
         next(f)  # the JSON header line
@@ -150,7 +150,7 @@ def _training(axes: Sequence[plt.Axes], spaces: Sequence[str], runs: Sequence[Pa
         ax.legend(fontsize=7)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", action="append", default=None, metavar="LABEL=PATH", help="a results CSV and its label (repeatable; default: the committed results)")
     parser.add_argument("--runs", action="append", default=None, help="an RL run folder for the training curves (repeatable; default: agents/rl/runs/*)")

@@ -17,21 +17,17 @@ import logging
 import random
 import sys
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
-from xla_service.env.compat import restore_numpy_names
-
-restore_numpy_names()
-
-from compiler_gym.compiler_env_state import (  # noqa: E402
+from compiler_gym.compiler_env_state import (
     CompilerEnvState,
     CompilerEnvStateReader,
     CompilerEnvStateWriter,
 )
-from compiler_gym.envs import CompilerEnv  # noqa: E402
+from compiler_gym.envs import CompilerEnv
 
-from xla_service.env.datasets import split_benchmark_uris  # noqa: E402
+from xla_service.env.datasets import split_benchmark_uris
 
 __all__ = ["Policy", "REWARD_SPACE", "add_flags", "eval_xla_opcount_policy", "sample_per_suite"]
 
@@ -100,7 +96,7 @@ def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
-def _shard(text: str) -> Tuple[int, int]:
+def _shard(text: str) -> tuple[int, int]:
     """``"I/N"`` -> (I, N), with 0 <= I < N."""
     index, _, count = text.partition("/")
     try:
@@ -112,7 +108,7 @@ def _shard(text: str) -> Tuple[int, int]:
     return i, n
 
 
-def _benchmarks(args: argparse.Namespace) -> List[str]:
+def _benchmarks(args: argparse.Namespace) -> list[str]:
     uris = sorted(split_benchmark_uris(args.split, args.test_dataset))
     if args.sample > 0:
         uris = sample_per_suite(uris, args.sample, args.sample_seed)
@@ -123,9 +119,9 @@ def _benchmarks(args: argparse.Namespace) -> List[str]:
     return [uri for uri in uris for _ in range(args.n)]
 
 
-def sample_per_suite(uris: Sequence[str], n: int, seed: int) -> List[str]:
+def sample_per_suite(uris: Sequence[str], n: int, seed: int) -> list[str]:
     """``n`` URIs of each suite (``benchmark://SUITE/...``), drawn with ``seed``; sorted."""
-    by_suite: Dict[str, List[str]] = {}
+    by_suite: dict[str, list[str]] = {}
     for uri in sorted(uris):
         by_suite.setdefault(uri.split("/")[2], []).append(uri)
     rng = random.Random(seed)
@@ -146,8 +142,8 @@ def _progress(done: int, total: int, started: float, rewards: Sequence[float]) -
 
 
 def eval_xla_opcount_policy(
-    policy: Policy, argv: Optional[Sequence[str]] = None
-) -> List[CompilerEnvState]:
+    policy: Policy, argv: Sequence[str] | None = None
+) -> list[CompilerEnvState]:
     """Run ``policy`` on every benchmark of the test split; write the results CSV."""
     import compiler_gym
 
@@ -156,7 +152,7 @@ def eval_xla_opcount_policy(
         raise ValueError(f"--n must be at least 1, got {args.n}")
     results = Path(args.leaderboard_results)
     todo = _benchmarks(args)
-    states: List[CompilerEnvState] = []
+    states: list[CompilerEnvState] = []
     if args.resume and results.is_file():
         with CompilerEnvStateReader(open(results)) as reader:
             for state in reader:

@@ -28,16 +28,13 @@ import json
 import math
 import sys
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any
 
-from xla_service.env.compat import restore_numpy_names
+from compiler_gym.compiler_env_state import CompilerEnvState, CompilerEnvStateReader
 
-restore_numpy_names()
-
-from compiler_gym.compiler_env_state import CompilerEnvState, CompilerEnvStateReader  # noqa: E402
-
-from xla_service.catalog.schema import OP_COUNT_RULE  # noqa: E402
+from xla_service.catalog.schema import OP_COUNT_RULE
 
 __all__ = ["Row", "agent_op_count", "family", "main", "final_op_counts", "op_counts", "read_results", "summarize"]
 
@@ -47,15 +44,15 @@ class Row:
     """The metrics of one group of results."""
 
     name: str
-    ratios: List[float] = field(default_factory=list)
+    ratios: list[float] = field(default_factory=list)
     no_ratio: int = 0
-    as_good: List[bool] = field(default_factory=list)
-    walltimes: List[float] = field(default_factory=list)
+    as_good: list[bool] = field(default_factory=list)
+    walltimes: list[float] = field(default_factory=list)
     validated: int = 0
     checked: int = 0
-    speedups: List[float] = field(default_factory=list)
+    speedups: list[float] = field(default_factory=list)
     #: (initial - agent) / (initial - baseline) where a baseline results file is given
-    baseline_ratios: List[float] = field(default_factory=list)
+    baseline_ratios: list[float] = field(default_factory=list)
 
     @property
     def count(self) -> int:
@@ -87,7 +84,7 @@ class Row:
             return float("nan")
         return math.exp(sum(math.log(s) for s in self.speedups) / len(self.speedups))
 
-    def to_json(self) -> Dict[str, Any]:
+    def to_json(self) -> dict[str, Any]:
         """The row's metrics (NaN where undefined), as written by ``--json``."""
         return {
             "name": self.name,
@@ -121,7 +118,7 @@ def family(benchmark: str) -> str:
     return benchmark.split("://", 1)[-1].split("/", 1)[0]
 
 
-def op_counts() -> Dict[str, Tuple[int, int]]:
+def op_counts() -> dict[str, tuple[int, int]]:
     """Benchmark URI -> (initial, default) op count, from the manifests."""
     from xla_service.env.datasets import get_xla_datasets
 
@@ -138,24 +135,24 @@ def agent_op_count(state: CompilerEnvState, initial: int, default: int) -> float
     return initial - float(state.reward or 0.0)
 
 
-def read_results(paths: Sequence[str]) -> List[CompilerEnvState]:
+def read_results(paths: Sequence[str]) -> list[CompilerEnvState]:
     """Every state of the results CSVs at ``paths``, in order."""
-    states: List[CompilerEnvState] = []
+    states: list[CompilerEnvState] = []
     for path in paths:
         with CompilerEnvStateReader(open(path)) as reader:
             states.extend(reader)
     return states
 
 
-def _check(states: Sequence[CompilerEnvState], runtime: bool) -> Dict[int, tuple]:
+def _check(states: Sequence[CompilerEnvState], runtime: bool) -> dict[int, tuple]:
     """Validate and time each state in a fresh env: index -> (valid, speedup)."""
     import compiler_gym
 
-    out: Dict[int, tuple] = {}
+    out: dict[int, tuple] = {}
     with compiler_gym.make("xla-v0") as env:
         for i, state in enumerate(states):
             result = env.validate(state)
-            speedup: Optional[float] = None
+            speedup: float | None = None
             if runtime and result.okay():
                 env.reset(benchmark=state.benchmark)
                 env.apply(state)
@@ -170,7 +167,7 @@ def _check(states: Sequence[CompilerEnvState], runtime: bool) -> Dict[int, tuple
     return out
 
 
-def final_op_counts(states: Sequence[CompilerEnvState]) -> Dict[str, float]:
+def final_op_counts(states: Sequence[CompilerEnvState]) -> dict[str, float]:
     """Benchmark URI -> the op count its result reached (a baseline for ``summarize``)."""
     counts = op_counts()
     return {s.benchmark: agent_op_count(s, *counts[s.benchmark]) for s in states}
@@ -180,8 +177,8 @@ def summarize(
     states: Sequence[CompilerEnvState],
     validate: bool = False,
     runtime: bool = False,
-    baseline: Optional[Dict[str, float]] = None,
-) -> List[Row]:
+    baseline: dict[str, float] | None = None,
+) -> list[Row]:
     """One row per family, then the overall row.
 
     ``baseline`` (URI -> op count, e.g. ``final_op_counts`` of another results
@@ -189,7 +186,7 @@ def summarize(
     """
     checks = _check(states, runtime) if validate or runtime else {}
     counts = op_counts()
-    rows: Dict[str, Row] = defaultdict(lambda: Row(""))
+    rows: dict[str, Row] = defaultdict(lambda: Row(""))
     overall = Row("overall")
     for i, state in enumerate(states):
         if state.benchmark not in counts:
@@ -239,7 +236,7 @@ def format_table(rows: Sequence[Row], baseline: bool = False) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("results", nargs="+", help="results CSV files")
     parser.add_argument(

@@ -15,8 +15,9 @@ import json
 import math
 import os
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any
 
 from leaderboard.figures import DEFAULT_RESULTS, FULL_RESULTS, HERE, labelled_results
 
@@ -26,7 +27,7 @@ AUTHOR = "xla-gym"
 DATE = "2026-11"
 
 
-def rows(results: Dict[str, str]) -> Dict[str, Dict[str, Any]]:
+def rows(results: dict[str, str]) -> dict[str, dict[str, Any]]:
     """label -> {"csv": path, "rows": {family: metrics}} for every summarized result."""
     out = {}
     for label, csv in results.items():
@@ -41,7 +42,7 @@ def _pct(value: float) -> str:
     return "-" if math.isnan(value) else f"{value:+.1%}"
 
 
-def leaderboard(table: Dict[str, Dict[str, Any]]) -> List[str]:
+def leaderboard(table: dict[str, dict[str, Any]]) -> list[str]:
     lines = [
         "| Author | Algorithm | Links | Date | Walltime (mean) | Improvement over XLA default (geomean) "
         "| over the replayed default | >= default | Validated | Speedup (geomean) |",
@@ -63,7 +64,7 @@ def leaderboard(table: Dict[str, Dict[str, Any]]) -> List[str]:
     return lines
 
 
-def by_family(table: Dict[str, Dict[str, Any]], metric: str = "improvement") -> List[str]:
+def by_family(table: dict[str, dict[str, Any]], metric: str = "improvement") -> list[str]:
     """One row per agent, one column per family: ``metric`` of each."""
     families = sorted({f for e in table.values() for f in e["rows"] if f != "overall"}) + ["overall"]
     short = [f.removeprefix("xla-").removesuffix("-v0") for f in families]
@@ -74,7 +75,7 @@ def by_family(table: Dict[str, Dict[str, Any]], metric: str = "improvement") -> 
     return lines
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", action="append", default=None, metavar="LABEL=PATH", help="a results CSV (whose .summary.json is read) and its label (repeatable; default: the committed results)")
     parser.add_argument("--full", action="store_true", help="the committed results on the full test split instead of the test sample")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import List, Optional, Sequence
+from collections.abc import Sequence
 
 from xla_service.catalog.pipelines import DEMO_SEQUENCE
 
@@ -29,11 +29,11 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     import compiler_gym  # noqa: F401  (registers xla-v0 through the gym plugin)
 
-    passes: List[str] = [p for p in args.passes.split(",") if p]
+    passes: list[str] = [p for p in args.passes.split(",") if p]
     with compiler_gym.make("xla-v0", benchmark=args.benchmark) as env:
         env.reset()
         initial = env.observation["OpCount"]

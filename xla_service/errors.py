@@ -12,7 +12,7 @@ service (and with it every other client's sessions). INTERNAL means a bug.
 from __future__ import annotations
 
 import difflib
-from typing import Iterable, Optional
+from collections.abc import Iterable
 
 __all__ = [
     "XlaGymError",
@@ -46,7 +46,7 @@ class XlaGymError(Exception):
 
     transient: bool = False
 
-    def __init__(self, message: str = "", transient: Optional[bool] = None) -> None:
+    def __init__(self, message: str = "", transient: bool | None = None) -> None:
         super().__init__(message)
         if transient is not None:
             self.transient = transient

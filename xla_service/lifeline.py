@@ -14,7 +14,6 @@ import logging
 import os
 import signal
 import threading
-from typing import Optional
 
 __all__ = ["CLIENT_PID_VARIABLE", "client_alive", "watch_client"]
 
@@ -41,7 +40,7 @@ def client_alive(pid: int, child_of_client: bool) -> bool:
         return True
 
 
-def watch_client(variable: str = CLIENT_PID_VARIABLE) -> Optional[threading.Thread]:
+def watch_client(variable: str = CLIENT_PID_VARIABLE) -> threading.Thread | None:
     """Start watching the client named by ``$variable``; None if it is unset."""
     value = os.environ.get(variable, "")
     if not value.isdigit():

@@ -15,8 +15,8 @@ import logging
 import os
 import sqlite3
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional, Sequence
 
 from xla_service.lifeline import watch_client
 from xla_service.passes.engine import MAX_INSTRUCTIONS, Engine, clean_stale_scratch
@@ -42,7 +42,7 @@ def _engine_from_environment(log_dir: Path) -> Engine:
     )
 
 
-def _store() -> Optional[ExperienceStore]:
+def _store() -> ExperienceStore | None:
     """The experience store of ``$XLA_GYM_STORE``; none (with a warning) if it cannot open."""
     try:
         return open_store()
@@ -63,7 +63,7 @@ def _bytes(text: str) -> int:
         raise SystemExit(f"XLA_GYM_WORKER_MEMORY: expected bytes such as 8G or 512M, got {text!r}") from None
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     working_dir = next(
         (a.split("=", 1)[1] for a in args if a.startswith("--working_dir=")), None

@@ -16,4 +16,4 @@ def get_family(name: str):
     """Return the model module of family ``name``."""
     if name not in FAMILIES:
         raise KeyError(f"unknown family {name!r}; known: {', '.join(FAMILIES)}")
-    return importlib.import_module(f"datasets.models.{name}")
+    return importlib.import_module(f"xla_gym_datasets.models.{name}")

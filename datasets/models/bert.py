@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-from typing import List, Optional
 
 import jax
 import jax.numpy as jnp
-
-from datasets.models import common
+from xla_gym_datasets.models import common
 
 FAMILY = "bert"
 VOCAB = 512
@@ -37,7 +35,7 @@ class Config:
     n_head: int
     seq_len: int
     batch: int
-    optimizer: Optional[str]  # "adamw" | "sgd"; None for inference
+    optimizer: str | None  # "adamw" | "sgd"; None for inference
     precision: str  # "f32" | "bf16"
     mode: str  # "train" | "infer"
     vocab: int = VOCAB
@@ -64,7 +62,7 @@ SEQ_BATCH = ((32, 2), (64, 1))
 MODES = (("adamw", "f32", "train"), ("adamw", "bf16", "train"), (None, "f32", "infer"))
 
 
-def configs() -> List[Config]:
+def configs() -> list[Config]:
     return [
         Config(nl, d, h, s, b, opt, prec, mode)
         for nl, (d, h), (s, b), (opt, prec, mode) in itertools.product(LAYERS, WIDTH_HEADS, SEQ_BATCH, MODES)

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Callable, Dict, Tuple
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -14,7 +15,7 @@ PyTree = Any
 DTYPES = {"f32": jnp.float32, "bf16": jnp.bfloat16}
 
 
-def config_dict(config) -> Dict[str, Any]:
+def config_dict(config) -> dict[str, Any]:
     """The fields of a config dataclass as a plain dict (JSON-serializable)."""
     return dataclasses.asdict(config)
 
@@ -139,7 +140,7 @@ def cross_entropy(logits, labels, weights=None):
 @dataclasses.dataclass(frozen=True)
 class Optimizer:
     init: Callable[[PyTree], PyTree]
-    update: Callable[[PyTree, PyTree, PyTree], Tuple[PyTree, PyTree]]
+    update: Callable[[PyTree, PyTree, PyTree], tuple[PyTree, PyTree]]
 
 
 def sgd(lr=1e-2, momentum=0.9) -> Optimizer:

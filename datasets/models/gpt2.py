@@ -17,12 +17,10 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from typing import List, Optional
 
 import jax
 import jax.numpy as jnp
-
-from datasets.models import common
+from xla_gym_datasets.models import common
 
 FAMILY = "gpt2"
 VOCAB = 512
@@ -35,7 +33,7 @@ class Config:
     n_head: int
     seq_len: int
     batch: int
-    optimizer: Optional[str]  # "sgd" | "adam"; None for inference
+    optimizer: str | None  # "sgd" | "adam"; None for inference
     precision: str  # "f32" | "bf16"
     mode: str  # "train" | "infer"
     vocab: int = VOCAB
@@ -61,7 +59,7 @@ PRECISIONS = ("f32", "bf16")
 DEFAULT = Config(2, 64, 4, 32, 2, "adam", "f32", "train")
 
 
-def configs() -> List[Config]:
+def configs() -> list[Config]:
     out = []
     for nl, (d, h), (s, b), prec in itertools.product(LAYERS, WIDTH_HEADS, SEQ_BATCH, PRECISIONS):
         for opt in OPTIMIZERS:

@@ -29,12 +29,10 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from typing import List, Optional
 
 import jax
 import jax.numpy as jnp
-
-from datasets.models import common
+from xla_gym_datasets.models import common
 
 FAMILY = "moe"
 VOCAB = 256
@@ -50,7 +48,7 @@ class Config:
     seq_len: int
     batch: int
     mode: str  # "train" | "infer"
-    optimizer: Optional[str] = None
+    optimizer: str | None = None
     n_experts: int = 0  # moe
     top_k: int = 0  # moe: experts per token; decode: k of top-k sampling (0 = greedy)
     max_steps: int = 0  # act: ponder steps; decode: tokens generated
@@ -73,7 +71,7 @@ HEADS = 2
 CAPACITY_FACTOR = 1.25
 
 
-def configs() -> List[Config]:
+def configs() -> list[Config]:
     out = []
     for d in WIDTHS:
         for nl, (e, k), (opt, mode) in itertools.product(

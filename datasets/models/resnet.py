@@ -18,12 +18,11 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from typing import List, Optional
+from typing import Any
 
 import jax
 import jax.numpy as jnp
-
-from datasets.models import common
+from xla_gym_datasets.models import common
 
 FAMILY = "resnet"
 NUM_CLASSES = 10
@@ -45,7 +44,7 @@ class Config:
     width: int
     image: int
     batch: int
-    optimizer: Optional[str]  # "sgd" | "adam"; None for inference
+    optimizer: str | None  # "sgd" | "adam"; None for inference
     mode: str  # "train" | "infer"
     block: str = ""
     stages: tuple = ()
@@ -71,7 +70,7 @@ DEEP = ("resnet34", "resnet50")
 DEEP_MODES = (("sgd", "train"), (None, "infer"))
 
 
-def configs() -> List[Config]:
+def configs() -> list[Config]:
     out = []
     for arch in ARCHS:
         ib = IMAGE_BATCH[:1] if arch in DEEP else IMAGE_BATCH
@@ -98,21 +97,22 @@ def init(cfg: Config, seed: int = 0):
     """``(params, batch_stats)``."""
     kg = common.KeyGen(seed)
     w = cfg.width
-    params = {"stem": {"conv": _conv_init(kg, 3, 3, w), "bn": _bn_init(w)}, "stages": []}
-    stats = {"stem": _bn_stats(w), "stages": []}
+    params: dict[str, Any] = {"stem": {"conv": _conv_init(kg, 3, 3, w), "bn": _bn_init(w)}, "stages": []}
+    stats: dict[str, Any] = {"stem": _bn_stats(w), "stages": []}
     c_in = w
     for si, n_blocks in enumerate(cfg.stages):
         c_mid = w * 2**si
         c_out = c_mid * 4 if cfg.block == "bottleneck" else c_mid
-        pstage, sstage = [], []
+        pstage: list[Any] = []
+        sstage: list[Any] = []
         for bi in range(n_blocks):
             stride = 2 if (si > 0 and bi == 0) else 1
             if cfg.block == "basic":
                 shapes = [(3, c_in, c_mid), (3, c_mid, c_out)]
             else:
                 shapes = [(1, c_in, c_mid), (3, c_mid, c_mid), (1, c_mid, c_out)]
-            pb = {"convs": [_conv_init(kg, k, a, b) for k, a, b in shapes], "bns": [_bn_init(b) for _, _, b in shapes]}
-            sb = {"bns": [_bn_stats(b) for _, _, b in shapes]}
+            pb: dict[str, Any] = {"convs": [_conv_init(kg, k, a, b) for k, a, b in shapes], "bns": [_bn_init(b) for _, _, b in shapes]}
+            sb: dict[str, Any] = {"bns": [_bn_stats(b) for _, _, b in shapes]}
             if stride != 1 or c_in != c_out:
                 pb["proj"] = {"conv": _conv_init(kg, 1, c_in, c_out), "bn": _bn_init(c_out)}
                 sb["proj"] = _bn_stats(c_out)
@@ -150,7 +150,7 @@ def batch_norm(p, s, x, train: bool, momentum=0.9, eps=1e-5):
 
 def forward(params, stats, images, cfg: Config, train: bool):
     """``(logits, new_stats)``."""
-    new_stats = {"stem": None, "stages": []}
+    new_stats: dict[str, Any] = {"stem": None, "stages": []}
     x = conv(images, params["stem"]["conv"])
     x, new_stats["stem"] = batch_norm(params["stem"]["bn"], stats["stem"], x, train)
     x = jax.nn.relu(x)
@@ -158,7 +158,7 @@ def forward(params, stats, images, cfg: Config, train: bool):
         nstage = []
         for bi, (pb, sb) in enumerate(zip(pstage, sstage)):
             stride = 2 if (si > 0 and bi == 0) else 1
-            nb = {"bns": []}
+            nb: dict[str, Any] = {"bns": []}
             shortcut = x
             if "proj" in pb:
                 shortcut, nb["proj"] = batch_norm(pb["proj"]["bn"], sb["proj"], conv(x, pb["proj"]["conv"], stride), train)

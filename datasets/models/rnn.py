@@ -21,12 +21,11 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from typing import List, Optional
+from typing import Any
 
 import jax
 import jax.numpy as jnp
-
-from datasets.models import common
+from xla_gym_datasets.models import common
 
 FAMILY = "rnn"
 VOCAB = 128
@@ -41,7 +40,7 @@ class Config:
     hidden: int
     seq_len: int
     batch: int
-    optimizer: Optional[str]
+    optimizer: str | None
     mode: str  # "train" | "infer"
     vocab: int = VOCAB
     model: str = ""
@@ -63,7 +62,7 @@ MODES = (("adam", "train"), (None, "infer"))
 SEQ_LEN, BATCH = 32, 4
 
 
-def configs() -> List[Config]:
+def configs() -> list[Config]:
     return [
         Config(cell, task, nl, h, SEQ_LEN, BATCH, opt, mode)
         for cell, task, nl, h, (opt, mode) in itertools.product(CELLS, TASKS, LAYERS, HIDDEN, MODES)
@@ -182,10 +181,10 @@ def build(cfg: Config, seed: int = 0):
         def loss_fn(params, tokens):
             return common.cross_entropy(forward(params, tokens[:, :-1], None, cfg), tokens[:, 1:])
 
-        batch = (tokens,)
+        batch: tuple[Any, ...] = (tokens,)
     else:
 
-        def loss_fn(params, tokens, lengths, labels):
+        def loss_fn(params, tokens, lengths, labels):  # type: ignore[misc]
             return common.cross_entropy(forward(params, tokens, lengths, cfg), labels)
 
         batch = (tokens[:, :-1], lengths, labels)

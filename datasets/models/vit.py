@@ -15,12 +15,10 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from typing import List, Optional
 
 import jax
 import jax.numpy as jnp
-
-from datasets.models import common
+from xla_gym_datasets.models import common
 
 FAMILY = "vit"
 NUM_CLASSES = 10
@@ -34,7 +32,7 @@ class Config:
     n_head: int
     patch: int
     batch: int
-    optimizer: Optional[str]
+    optimizer: str | None
     mode: str  # "train" | "infer"
     image: int = IMAGE
     model: str = "vit"
@@ -56,7 +54,7 @@ MODES = (("adamw", "train"), (None, "infer"))
 BATCH = 2
 
 
-def configs() -> List[Config]:
+def configs() -> list[Config]:
     return [
         Config(nl, d, h, p, BATCH, opt, mode)
         for nl, (d, h), p, (opt, mode) in itertools.product(LAYERS, WIDTH_HEADS, PATCHES, MODES)

@@ -1,8 +1,6 @@
 """Helpers shared by the search agents: op counts, and trying a pass on a fork."""
 from __future__ import annotations
 
-from typing import Optional
-
 from compiler_gym.envs import CompilerEnv
 
 __all__ = ["op_count", "try_pass"]
@@ -12,7 +10,7 @@ def op_count(env: CompilerEnv) -> int:
     return int(env.observation["OpCount"])
 
 
-def try_pass(env: CompilerEnv, action: int) -> Optional[int]:
+def try_pass(env: CompilerEnv, action: int) -> int | None:
     """The op count after ``action``, found on a fork; None if XLA fails on it."""
     fork = env.fork()
     try:

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from datasets.check_env import check
+from xla_gym_datasets.check_env import check
 
 ROOT = Path(__file__).resolve().parents[2] / "datasets"
 MANIFESTS = {p.parent.name: json.loads(p.read_text()) for p in sorted(ROOT.glob("xla-*/manifest.json"))}

@@ -5,18 +5,14 @@ import dataclasses
 import gzip
 import hashlib
 import json
-import sys
 from pathlib import Path
 
 import pytest
+from xla_gym_datasets import splits
+from xla_gym_datasets.generate import benchmark_uri, gzip_bytes, suite_name
+from xla_gym_datasets.models import FAMILIES, get_family
 
 REPO = Path(__file__).resolve().parents[2]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
-
-from datasets import splits  # noqa: E402
-from datasets.generate import benchmark_uri, gzip_bytes, suite_name  # noqa: E402
-from datasets.models import FAMILIES, get_family  # noqa: E402
 
 DATA = REPO / "datasets"
 
@@ -46,7 +42,7 @@ def _manifest(family):
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_smallest_config_builds_and_lowers(family):
-    from datasets import engine
+    from xla_gym_datasets import engine
 
     config = _smallest(family)
     fn, args = get_family(family).build(config)
@@ -144,7 +140,7 @@ def _default_benchmark():
 
 
 def test_default_benchmark_is_normalized_and_consistent():
-    from datasets import engine
+    from xla_gym_datasets import engine
 
     uri, suite, name = _default_benchmark()
     data = (suite / f"{name}.hlo.gz").read_bytes()
@@ -167,8 +163,8 @@ def test_gzip_is_reproducible():
 def test_fast_compile_gives_xla_default_pipeline():
     """The generator's one cheap compile finds the same default-pipeline module
     as xla_service.passes.xla.default_pipeline (full dumps, default codegen)."""
-    from datasets import engine
-    from datasets.models import gpt2
+    from xla_gym_datasets import engine
+    from xla_gym_datasets.models import gpt2
 
     fn, args = gpt2.build(gpt2.Config(1, 64, 2, 32, 2, "adam", "f32", "train"))
     text = engine.normalize(fn.lower(*args).compiler_ir("hlo").as_hlo_text())

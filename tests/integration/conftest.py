@@ -1,8 +1,8 @@
 """Fixtures that start the real service through compiler_gym.make("xla-v0")."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, List
 
 import pytest
 
@@ -18,7 +18,7 @@ def env() -> Iterator[object]:
         env.close()
 
 
-def worker_pids(service_pid: int) -> List[int]:
+def worker_pids(service_pid: int) -> list[int]:
     """The pass-engine worker processes started by the service ``service_pid``."""
     pids = []
     for stat in Path("/proc").glob("[0-9]*/stat"):

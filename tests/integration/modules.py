@@ -1,7 +1,7 @@
 """Small HLO modules and JAX functions shared by the integration tests."""
 from __future__ import annotations
 
-from typing import Any, List
+from typing import Any
 
 SMALL_HLO = b"""HloModule small, entry_computation_layout={(f32[8]{0})->f32[8]{0}}
 
@@ -43,10 +43,10 @@ def mlp_step() -> Any:
     import jax
     import jax.numpy as jnp
 
-    def loss(w: List[Any], x: Any) -> Any:
+    def loss(w: list[Any], x: Any) -> Any:
         return ((jnp.tanh(x @ w[0]) @ w[1]) ** 2).mean()
 
-    def step(w: List[Any], x: Any) -> Any:
+    def step(w: list[Any], x: Any) -> Any:
         value, grads = jax.value_and_grad(loss)(w, x)
         return value, [a - 0.1 * g for a, g in zip(w, grads)]
 

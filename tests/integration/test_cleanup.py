@@ -6,7 +6,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Iterable, List
+from collections.abc import Iterable
 
 from integration.conftest import worker_pids
 
@@ -30,7 +30,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
-def _wait_gone(pids: Iterable[int], seconds: float = 30.0) -> List[int]:
+def _wait_gone(pids: Iterable[int], seconds: float = 30.0) -> list[int]:
     """The processes among ``pids`` still alive after ``seconds``."""
     deadline = time.monotonic() + seconds
     pids = list(pids)

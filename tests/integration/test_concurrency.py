@@ -5,14 +5,13 @@ import json
 import subprocess
 import sys
 import threading
-from typing import Dict, List, Tuple
 
 from integration.modules import mlp_step
 from integration.test_validation import smallest_gpt2
 
 from xla_service.tools.from_jax import benchmark_from_jax
 
-SEQUENCES: Tuple[Tuple[str, ...], ...] = (
+SEQUENCES: tuple[tuple[str, ...], ...] = (
     ("cse", "algsimp", "dce"),
     ("algsimp", "transpose-folding", "cse"),
     ("dot_decomposer", "algsimp", "reshape-mover", "dce"),
@@ -30,7 +29,7 @@ with compiler_gym.make("xla-v0", service=url) as env:
 """
 
 
-def _run_threads(targets: List[threading.Thread]) -> None:
+def _run_threads(targets: list[threading.Thread]) -> None:
     for t in targets:
         t.start()
     for t in targets:
@@ -43,9 +42,9 @@ def test_forks_stepped_from_threads_match_a_sequential_replay(env):
     env.reset(benchmark=benchmark_from_jax(fn, *args))
     env.step(env.action_space["cse"])
     parent_hlo = env.observation["Hlo"]
-    forks: List[object] = [None] * len(SEQUENCES)
-    results: Dict[int, Tuple[int, str]] = {}
-    errors: List[BaseException] = []
+    forks: list[object] = [None] * len(SEQUENCES)
+    results: dict[int, tuple[int, str]] = {}
+    errors: list[BaseException] = []
 
     def work(i: int) -> None:
         try:

@@ -1,8 +1,6 @@
 """Reward spaces: OpCountNorm, OpCountShaped (telescoping) and Runtime, over real gRPC."""
 from __future__ import annotations
 
-from typing import List, Tuple
-
 import numpy as np
 import pytest
 from compiler_gym.datasets import Benchmark
@@ -41,7 +39,7 @@ def test_op_count_norm_returns_one_at_the_default_pipeline(env):
         env.reward_space = "OpCount"
 
 
-def _shaped_episode(env, gamma: float) -> Tuple[List[float], List[float], List[float]]:
+def _shaped_episode(env, gamma: float) -> tuple[list[float], list[float], list[float]]:
     """(OpCount rewards, shaped rewards, potentials Phi(s_0..s_T)) of EPISODE."""
     fn, args = mlp_step()
     env.reset(benchmark=benchmark_from_jax(fn, *args))

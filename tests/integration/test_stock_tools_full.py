@@ -7,7 +7,6 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, Optional, Tuple
 
 import pytest
 from integration.test_validation import smallest_gpt2
@@ -15,7 +14,7 @@ from integration.test_validation import smallest_gpt2
 from xla_service.catalog.passes import PASS_NAMES
 
 
-def _run(*args: str, stdin: str = "", env: Optional[Dict[str, str]] = None) -> Tuple[int, str]:
+def _run(*args: str, stdin: str = "", env: dict[str, str] | None = None) -> tuple[int, str]:
     done = subprocess.run(
         [sys.executable, *args],
         input=stdin,

@@ -1,7 +1,7 @@
 """Small benchmarks and a shared env for the leaderboard tests (tiny budgets)."""
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 

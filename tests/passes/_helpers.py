@@ -11,9 +11,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
 
 REPO = Path(__file__).resolve().parents[2]
 GPT2_BENCHMARK = REPO / "datasets/xla-gpt2-v0/gpt2-l2-d64-h4-s32-b2-adam-f32-train.hlo.gz"
@@ -93,7 +93,7 @@ class IsolatedResult:
 
     name: str
     status: str  # "changed", "unchanged", "error" or "lost"
-    text: Optional[str] = None
+    text: str | None = None
     error_type: str = ""
     error: str = ""
     #: XLA aborted the process running the pass (the result then came from its dumps).
@@ -103,9 +103,9 @@ class IsolatedResult:
 
 @dataclass
 class _Chunk:
-    jobs: List[Tuple[str, str, str]]
-    results: Dict[str, IsolatedResult] = field(default_factory=dict)
-    aborted: Dict[str, str] = field(default_factory=dict)
+    jobs: list[tuple[str, str, str]]
+    results: dict[str, IsolatedResult] = field(default_factory=dict)
+    aborted: dict[str, str] = field(default_factory=dict)
 
 
 def _fatal_line(stderr: str) -> str:
@@ -116,7 +116,7 @@ def _fatal_line(stderr: str) -> str:
 
 def run_isolated(
     text: str, names: Sequence[str], chunks: int = 2, timeout: float = 300.0
-) -> Dict[str, IsolatedResult]:
+) -> dict[str, IsolatedResult]:
     """Run each pass of ``names`` on ``text`` with ``xla.run_pass``, in subprocesses.
 
     The passes are split into ``chunks`` processes that run concurrently. When
@@ -132,7 +132,7 @@ def run_isolated(
 
 def _run_isolated(
     work: Path, text: str, names: Sequence[str], chunks: int, timeout: float
-) -> Dict[str, IsolatedResult]:
+) -> dict[str, IsolatedResult]:
     state = []
     for c in range(chunks):
         mine = list(names[c::chunks])
@@ -205,7 +205,7 @@ def _run_isolated(
                     name, "lost", aborted=True, abort_message=ch.aborted.get(name, message)
                 )
                 ch.jobs = rest
-    merged: Dict[str, IsolatedResult] = {}
+    merged: dict[str, IsolatedResult] = {}
     for ch in state:
         merged.update(ch.results)
     return merged
@@ -285,7 +285,7 @@ def take_module() -> str:
     return lower(f, jnp.ones((8, 4)), jnp.array([1, 2, 3]))
 
 
-def computations(text: str) -> Dict[str, List[str]]:
+def computations(text: str) -> dict[str, list[str]]:
     """Opcode names per computation, in order, keyed by computation name."""
     from jax._src.lib import hlo
 
@@ -299,7 +299,7 @@ def computations(text: str) -> Dict[str, List[str]]:
     }
 
 
-def entry_opcodes(text: str) -> List[str]:
+def entry_opcodes(text: str) -> list[str]:
     """Opcode names of the entry computation's instructions."""
     import re
 
@@ -307,7 +307,7 @@ def entry_opcodes(text: str) -> List[str]:
     return computations(text)[name]
 
 
-def raw_histogram(text: str) -> Dict[str, int]:
+def raw_histogram(text: str) -> dict[str, int]:
     """Instructions per opcode of ``text`` as written, every computation once (no
     op count rule: a shared callee is counted once, ``call`` instructions too)."""
     from xla_service.catalog.opcodes import OPCODES

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Optional
 
 import pytest
 
@@ -230,7 +230,7 @@ class Case:
     after: Callable[[Analysis, Analysis], None]
     #: A pass that must leave the module alone.
     unrelated: str
-    id: Optional[str] = None
+    id: str | None = None
 
 
 def _algsimp_before(s):
@@ -362,7 +362,7 @@ def _load(text: str) -> Analysis:
     return _LOADED[text]
 
 
-def _run(state: Analysis, name: str, tmp_path, tag: str = "") -> Optional[Analysis]:
+def _run(state: Analysis, name: str, tmp_path, tag: str = "") -> Analysis | None:
     dump_dir = tmp_path / f"dump-{name}{tag}"
     dump_dir.mkdir()
     return xla.run_pass(state.text, get_pass(name), str(dump_dir))

@@ -9,8 +9,8 @@ from __future__ import annotations
 import gzip
 import json
 import random
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator, List
 
 import pytest
 
@@ -22,7 +22,7 @@ REPO = Path(__file__).resolve().parents[2]
 FLATTEN_AND_INLINE = ("flatten-call-graph", "call-inliner")
 
 
-def _smallest(suite: Path, count: int) -> List[Path]:
+def _smallest(suite: Path, count: int) -> list[Path]:
     """The ``count`` smallest benchmarks of a suite (by text size)."""
     manifest = json.loads((suite / "manifest.json").read_text())
     entries = sorted(manifest["benchmarks"], key=lambda e: e["text_bytes"])

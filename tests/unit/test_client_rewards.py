@@ -1,16 +1,12 @@
 """Reward classes of xla-v0 against a fake observation view (no service)."""
 from __future__ import annotations
 
-from typing import Any, Dict
+from typing import Any
 
 import numpy as np
 import pytest
 
-from xla_service.env.compat import restore_numpy_names
-
-restore_numpy_names()
-
-from xla_service.env.rewards import (  # noqa: E402
+from xla_service.env.rewards import (
     SHAPING_GAMMA,
     OpCountNormReward,
     OpCountShapedReward,
@@ -22,7 +18,7 @@ from xla_service.env.rewards import (  # noqa: E402
 class View(dict):
     """An observation view: a dict that counts lookups."""
 
-    def __init__(self, values: Dict[str, Any]) -> None:
+    def __init__(self, values: dict[str, Any]) -> None:
         super().__init__(values)
         self.lookups = 0
 

@@ -1,13 +1,9 @@
 """How service verdicts become CompilerGym validation errors (no service)."""
 from __future__ import annotations
 
-from xla_service.env.compat import restore_numpy_names
+from compiler_gym.datasets import Benchmark
 
-restore_numpy_names()
-
-from compiler_gym.datasets import Benchmark  # noqa: E402
-
-from xla_service.env.validation import (  # noqa: E402
+from xla_service.env.validation import (
     XlaBenchmark,
     make_validatable,
     validate_semantics,

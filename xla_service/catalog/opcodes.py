@@ -5,11 +5,10 @@ under the names they have in HLO text (``cosine``, not ``kCos``). Pure Python,
 so the client side can label vectors without importing jax.
 ``tests/unit/test_opcodes.py`` checks this table against the pinned jaxlib.
 """
-from typing import Dict, Tuple
 
 __all__ = ["OPCODES", "OPCODE_INDEX", "UNCOUNTED_OPCODES"]
 
-OPCODES: Tuple[str, ...] = (
+OPCODES: tuple[str, ...] = (
     "abs",
     "acos",
     "acosh",
@@ -146,9 +145,9 @@ OPCODES: Tuple[str, ...] = (
 )
 
 #: Opcode name -> position in :data:`OPCODES`.
-OPCODE_INDEX: Dict[str, int] = {name: i for i, name in enumerate(OPCODES)}
+OPCODE_INDEX: dict[str, int] = {name: i for i, name in enumerate(OPCODES)}
 
 #: Opcodes left out of the op count: parameters are inputs, and constants are
 #: re-materialized per use by every normalization round trip, so a pass that
 #: merged them would be undone before the next step.
-UNCOUNTED_OPCODES: Tuple[str, ...] = ("parameter", "constant")
+UNCOUNTED_OPCODES: tuple[str, ...] = ("parameter", "constant")

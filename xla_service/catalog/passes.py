@@ -12,7 +12,6 @@ within a pinned jaxlib. Pure Python: the client imports it without jax.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Tuple
 
 from xla_service.errors import UnknownPassError, close_matches
 
@@ -36,10 +35,10 @@ class PassSpec:
     #: Outer pipeline pass that hosts it, if it stands in a nested pipeline.
     parent: str = ""
     #: The passes it runs, if it is itself a pipeline.
-    members: Tuple[str, ...] = ()
+    members: tuple[str, ...] = ()
 
     @property
-    def runs(self) -> Tuple[str, ...]:
+    def runs(self) -> tuple[str, ...]:
         """The passes left enabled to run it: itself, its host, its members."""
         return ((self.parent,) if self.parent else ()) + (self.name,) + self.members
 
@@ -49,7 +48,7 @@ class PassSpec:
         return bool(self.parent or self.members)
 
     @property
-    def disable(self) -> Tuple[str, ...]:
+    def disable(self) -> tuple[str, ...]:
         """The value of ``xla_disable_hlo_passes`` that runs this pass alone."""
         return tuple(sorted(TARGET_INDEPENDENT - set(self.runs)))
 
@@ -150,7 +149,7 @@ TARGET_INDEPENDENT = frozenset(
     + ("post_scatter_expansion_simplification", "shardy-xla")
 )
 
-PASSES: Tuple[PassSpec, ...] = (
+PASSES: tuple[PassSpec, ...] = (
     tuple(
         PassSpec(n, members=_IN_SIMPLIFICATION + _SHARED if n == _SIMPLIFICATION else ())
         for n in _TOP_LEVEL
@@ -158,11 +157,11 @@ PASSES: Tuple[PassSpec, ...] = (
     + tuple(PassSpec(n, parent=_SIMPLIFICATION) for n in _IN_SIMPLIFICATION)
     + tuple(PassSpec(n) for n in _AFTER_SIMPLIFICATION)
 )
-PASS_NAMES: Tuple[str, ...] = tuple(p.name for p in PASSES)
-_BY_NAME: Dict[str, PassSpec] = {p.name: p for p in PASSES}
+PASS_NAMES: tuple[str, ...] = tuple(p.name for p in PASSES)
+_BY_NAME: dict[str, PassSpec] = {p.name: p for p in PASSES}
 
 #: Passes of the CPU pipeline left out of the action space, with the reason.
-EXCLUDED: Dict[str, str] = {
+EXCLUDED: dict[str, str] = {
     **{
         f"float-normalization-{t}": (
             "one instance of the float-normalization pass per narrow float type; "

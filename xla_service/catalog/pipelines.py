@@ -6,8 +6,6 @@ default order.
 """
 from __future__ import annotations
 
-from typing import FrozenSet, Tuple
-
 __all__ = [
     "BACKEND_DISABLED",
     "DUMP_PIPELINE_RE",
@@ -29,7 +27,7 @@ __all__ = [
 #: emitters, whose indexing analysis then CHECK-fails and aborts the worker;
 #: without layouts, the backend rejects most modules at their first dot,
 #: before generating any code. Results are unchanged (``benchmarks/check_identical.py``).
-BACKEND_DISABLED: Tuple[str, ...] = ("layout-assignment", "fusion", "fusion-wrapper")
+BACKEND_DISABLED: tuple[str, ...] = ("layout-assignment", "fusion", "fusion-wrapper")
 
 #: The pipelines whose passes XLA dumps: those before ``layout-assignment``
 #: (where a step's pass, or any intruder, leaves its dump) and ``hlo
@@ -48,25 +46,25 @@ LAYOUT_PIPELINE = "HLO_passes_through_layout_assignment"
 #: The passes of that pipeline that run after layout-assignment (and, in it,
 #: only there): when a step disables layout-assignment, the first of them to
 #: leave a dump marks the end of the target-independent passes.
-AFTER_LAYOUT: FrozenSet[str] = frozenset(
+AFTER_LAYOUT: frozenset[str] = frozenset(
     {LAYOUT_PASS, "sub-byte-size-setter", "shape-canonicalizer", "literal-canonicalizer"}
 )
 #: Pipelines that start only after every target-independent pass has run.
-LATER_PIPELINES: FrozenSet[str] = frozenset(
+LATER_PIPELINES: frozenset[str] = frozenset(
     {"hlo_normalization", "dot-library-passes", "HLO_passes_after_layout_assignment"}
 )
 
 #: XLA's default CPU pipeline's main target-independent passes, in its order:
 #: the passes before its simplification fixpoint, the fixpoint's passes that
 #: change bundled modules, and those after it.
-DEFAULT_PROLOGUE: Tuple[str, ...] = (
+DEFAULT_PROLOGUE: tuple[str, ...] = (
     "flatten-call-graph",
     "batched_gather_scatter_normalizer",
     "dot_decomposer",
     "call-inliner",
     "batch-dot-simplification",
 )
-DEFAULT_SIMPLIFICATION: Tuple[str, ...] = (
+DEFAULT_SIMPLIFICATION: tuple[str, ...] = (
     "algsimp",
     "dce",
     "gather_simplifier",
@@ -74,11 +72,11 @@ DEFAULT_SIMPLIFICATION: Tuple[str, ...] = (
     "reshape-mover",
     "constant_folding",
 )
-DEFAULT_EPILOGUE: Tuple[str, ...] = ("transpose-folding", "cse")
+DEFAULT_EPILOGUE: tuple[str, ...] = ("transpose-folding", "cse")
 
 #: The demo's sequence: one simplification round, then the passes of a second
 #: round that still change the bundled GPT-2 (also the skeleton of the
 #: benchmarks' mixed walks, whose digests ``check_identical.py`` records).
-DEMO_SEQUENCE: Tuple[str, ...] = (
+DEMO_SEQUENCE: tuple[str, ...] = (
     DEFAULT_PROLOGUE + DEFAULT_SIMPLIFICATION + ("algsimp", "reshape-mover") + DEFAULT_EPILOGUE
 )

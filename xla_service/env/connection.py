@@ -16,7 +16,7 @@ import collections
 import os
 import secrets
 import time
-from typing import Any, Optional
+from typing import Any
 
 import grpc
 from compiler_gym.service import CompilerGymServiceConnection, ConnectionOpts
@@ -92,7 +92,7 @@ class _TokenChannelConnection(Connection):
 class TokenConnection(CompilerGymServiceConnection):
     """``CompilerGymServiceConnection`` to a ``host:port`` service that requires a token."""
 
-    def __init__(self, endpoint: str, opts: Optional[ConnectionOpts], token: str) -> None:
+    def __init__(self, endpoint: str, opts: ConnectionOpts | None, token: str) -> None:
         self.token = token
         super().__init__(endpoint, opts)
 

@@ -2,15 +2,17 @@
 
 Each suite is a folder ``datasets/xla-<family>-v0/`` holding gzip-compressed
 HLO text and a ``manifest.json`` written by ``datasets/generate.py``. The
-folder of suites is ``$XLA_GYM_DATASETS``, by default the repository's
-``datasets/``. No jax: the service decompresses and parses.
+folder of suites is ``$XLA_GYM_DATASETS``, by default the installed package
+``xla_gym_datasets`` (the repository's ``datasets/``). No jax: the service decompresses and parses.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional
+from typing import Any
 
 import numpy as np
 from compiler_gym.datasets import Benchmark, BenchmarkUri, Dataset
@@ -40,9 +42,18 @@ _DESCRIPTIONS = {
 
 
 def datasets_root() -> Path:
-    """The folder of suites: ``$XLA_GYM_DATASETS`` or the repository's ``datasets/``."""
+    """The folder of suites: ``$XLA_GYM_DATASETS``, else the installed package
+    ``xla_gym_datasets`` (the repository's ``datasets/``, whose suites are package data)."""
     env = os.environ.get("XLA_GYM_DATASETS")
-    return Path(env) if env else Path(__file__).resolve().parents[2] / "datasets"
+    if env:
+        return Path(env)
+    spec = importlib.util.find_spec("xla_gym_datasets")
+    if spec is None or not spec.submodule_search_locations:
+        raise BenchmarkError(
+            "The bundled suites are not installed: expected the package xla_gym_datasets "
+            "(make setup), or $XLA_GYM_DATASETS naming a folder of suites"
+        )
+    return Path(list(spec.submodule_search_locations)[0])
 
 
 def default_benchmark_uri() -> str:
@@ -64,10 +75,10 @@ class XlaDataset(Dataset):
             validatable="Yes",
         )
         self.folder = folder
-        self.entries: Dict[str, Dict[str, Any]] = {
+        self.entries: dict[str, dict[str, Any]] = {
             e["name"]: e for e in manifest["benchmarks"]
         }
-        self._names: List[str] = sorted(self.entries)
+        self._names: list[str] = sorted(self.entries)
 
     @property
     def size(self) -> int:
@@ -91,7 +102,7 @@ class XlaDataset(Dataset):
             raise BenchmarkError(f"Cannot read benchmark {uri} from {path}: {e}") from None
         return make_validatable(Benchmark.from_file_contents(str(uri), data))
 
-    def split_uris(self, split: str) -> List[str]:
+    def split_uris(self, split: str) -> list[str]:
         """The URIs of one split: ``"train"``, ``"validation"`` or ``"test"``.
 
         Splits hold out whole configurations (``datasets/splits.py``): agents
@@ -106,20 +117,20 @@ class XlaDataset(Dataset):
         return self.benchmark(f"{self.name}/{name}")
 
 
-def get_xla_datasets(root: Optional[Path] = None) -> List[XlaDataset]:
+def get_xla_datasets(root: Path | None = None) -> list[XlaDataset]:
     """Every suite under ``root`` (default :func:`datasets_root`)."""
     root = root or datasets_root()
     return [XlaDataset(d) for d in sorted(root.glob("xla-*-v*")) if (d / "manifest.json").is_file()]
 
 
-def split_benchmark_uris(split: str, datasets: Optional[List[str]] = None) -> List[str]:
+def split_benchmark_uris(split: str, datasets: list[str] | None = None) -> list[str]:
     """The URIs of ``split`` over the named suites (default: every suite).
 
     ``datasets`` names suites as ``"xla-gpt2-v0"`` or ``"benchmark://xla-gpt2-v0"``.
     """
     suites = {d.name.split("://")[-1]: d for d in get_xla_datasets()}
     names = [n.split("://")[-1] for n in datasets] if datasets else sorted(suites)
-    uris: List[str] = []
+    uris: list[str] = []
     for name in names:
         if name not in suites:
             raise LookupError(

@@ -13,8 +13,9 @@ edge_type=torch.from_numpy(arrays.edge_type))``. The graph schema is in
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Mapping, Tuple, Union
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +34,7 @@ _DTYPE_INDEX = {name: i for i, name in enumerate(DTYPES)}
 _FLOW_INDEX = {name: i for i, name in enumerate(EDGE_FLOWS)}
 
 #: Column names of ``GraphArrays.node_features``, in order.
-NODE_FEATURE_NAMES: Tuple[str, ...] = (
+NODE_FEATURE_NAMES: tuple[str, ...] = (
     *(f"opcode={name}" for name in OPCODES),
     *(f"dtype={name}" for name in DTYPES),
     "rank",
@@ -60,10 +61,10 @@ class GraphArrays:
     edge_position: np.ndarray
 
 
-NodeLink = Dict[str, Any]
+NodeLink = dict[str, Any]
 
 
-def _node_link(graph: Union[Any, NodeLink, str, bytes]) -> Tuple[List[NodeLink], List[NodeLink]]:
+def _node_link(graph: Any | NodeLink | str | bytes) -> tuple[list[NodeLink], list[NodeLink]]:
     """(nodes, edges) of a networkx graph, a node-link dict or its JSON."""
     if isinstance(graph, (str, bytes)):
         graph = json.loads(graph)
@@ -82,7 +83,7 @@ def _column(values: Iterable[float]) -> np.ndarray:
     return np.fromiter(values, dtype=np.float32)
 
 
-def graph_to_arrays(graph: Union[Any, NodeLink, str, bytes]) -> GraphArrays:
+def graph_to_arrays(graph: Any | NodeLink | str | bytes) -> GraphArrays:
     """Node features, ``edge_index`` and edge types of an ``HloGraph`` observation."""
     nodes, edges = _node_link(graph)
     nodes.sort(key=lambda n: n["id"])
@@ -111,7 +112,7 @@ def graph_to_arrays(graph: Union[Any, NodeLink, str, bytes]) -> GraphArrays:
     return GraphArrays(features, edge_index, edge_type, edge_position)
 
 
-def unpack(data: Union[bytes, np.ndarray]) -> GraphArrays:
+def unpack(data: bytes | np.ndarray) -> GraphArrays:
     """The ``HloGraphArrays`` observation (packed by the worker) as :class:`GraphArrays`:
     the same arrays as :func:`graph_to_arrays` of ``HloGraph``, without JSON or networkx."""
     raw = data.tobytes() if isinstance(data, np.ndarray) else bytes(data)

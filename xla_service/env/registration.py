@@ -14,8 +14,9 @@ from __future__ import annotations
 import importlib.abc
 import importlib.machinery
 import sys
+from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import Any, Callable, Optional, Sequence
+from typing import Any
 
 from xla_service.env import ENV_ID
 from xla_service.env.compat import restore_numpy_names
@@ -39,8 +40,8 @@ class _AfterImport(importlib.abc.MetaPathFinder):
         self.name, self.then = name, then
 
     def find_spec(
-        self, fullname: str, path: Optional[Sequence[str]], target: Any = None
-    ) -> Optional[importlib.machinery.ModuleSpec]:
+        self, fullname: str, path: Sequence[str] | None, target: Any = None
+    ) -> importlib.machinery.ModuleSpec | None:
         if fullname != self.name:
             return None
         sys.meta_path.remove(self)

@@ -1,7 +1,7 @@
 """Reward spaces of xla-v0, computed on the client from observations."""
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from compiler_gym.spaces import Reward
@@ -34,7 +34,7 @@ class OpCountReward(Reward):
             deterministic=True,
             platform_dependent=False,
         )
-        self.previous: Optional[int] = None
+        self.previous: int | None = None
         self.scale = 1
 
     def reset(self, benchmark: str, observation_view: object) -> None:
@@ -45,7 +45,7 @@ class OpCountReward(Reward):
         """Read the episode's starting point (on the first step: see ``update``)."""
         self.previous = int(observation_view["OpCountInitial"])  # type: ignore[index]
 
-    def update(self, actions: List[int], observations: List[object], observation_view: object) -> float:
+    def update(self, actions: list[int], observations: list[object], observation_view: object) -> float:
         del actions
         count = int(observations[0])  # type: ignore[call-overload]
         if self.previous is None:  # CompilerGym resets every reward on every reset: read lazily
@@ -98,7 +98,7 @@ class OpCountShapedReward(Reward):
         if not 0.0 <= gamma <= 1.0:
             raise ValueError(f"Expected gamma in [0, 1], got {gamma}")
         self.gamma = gamma
-        self.previous: Optional[int] = None
+        self.previous: int | None = None
         self.previous_potential = 0.0
         self.initial_count = 0
         self.initial_cost = 1.0
@@ -111,7 +111,7 @@ class OpCountShapedReward(Reward):
         """``Phi`` of a state whose ``CostAnalysis`` is ``costs``."""
         return self.initial_count * (1.0 - (float(costs[0]) + float(costs[1])) / self.initial_cost)
 
-    def update(self, actions: List[int], observations: List[object], observation_view: object) -> float:
+    def update(self, actions: list[int], observations: list[object], observation_view: object) -> float:
         del actions
         count = int(observations[0])  # type: ignore[call-overload]
         costs = observations[1]
@@ -142,14 +142,14 @@ class RuntimeReward(Reward):
             deterministic=False,
             platform_dependent=True,
         )
-        self.previous: Optional[float] = None
+        self.previous: float | None = None
         self.initial = 1.0
 
     def reset(self, benchmark: str, observation_view: object) -> None:
         del benchmark, observation_view
         self.previous = None
 
-    def update(self, actions: List[int], observations: List[object], observation_view: object) -> float:
+    def update(self, actions: list[int], observations: list[object], observation_view: object) -> float:
         del actions
         runtime = float(np.median(observations[0]))  # type: ignore[call-overload]
         if self.previous is None:
@@ -160,6 +160,6 @@ class RuntimeReward(Reward):
         return reward
 
 
-def default_rewards() -> List[Reward]:
+def default_rewards() -> list[Reward]:
     """Every reward space of xla-v0."""
     return [OpCountReward(), OpCountNormReward(), OpCountShapedReward(), RuntimeReward()]

@@ -16,7 +16,8 @@ more rows than cores deadlocked.
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Iterable, List
+from collections.abc import Iterable
+from typing import Any
 
 from compiler_gym.datasets import Benchmark
 from compiler_gym.errors import ValidationError
@@ -32,7 +33,7 @@ class XlaBenchmark(Benchmark):
             yield from callback(env) or []
 
 
-def verdict_errors(verdict: Dict[str, Any]) -> List[ValidationError]:
+def verdict_errors(verdict: dict[str, Any]) -> list[ValidationError]:
     """The validation errors of a service verdict (empty: same computation)."""
     status = verdict.get("status")
     errors = [str(e) for e in verdict.get("errors", [])]
@@ -63,7 +64,7 @@ def verdict_errors(verdict: Dict[str, Any]) -> List[ValidationError]:
     ]
 
 
-def validate_semantics(env: Any) -> List[ValidationError]:
+def validate_semantics(env: Any) -> list[ValidationError]:
     """Compare the current module's outputs with the benchmark's (a validation callback)."""
     try:
         reply = env.send_param("xla.validate", "")

@@ -23,8 +23,9 @@ import os
 import shutil
 import sys
 import weakref
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
+from typing import Any
 
 from compiler_gym.compiler_env_state import CompilerEnvState
 from compiler_gym.datasets import Benchmark
@@ -45,7 +46,6 @@ from xla_service.env.rewards import default_rewards
 from xla_service.env.validation import make_validatable
 from xla_service.errors import UnknownPassError, close_matches
 from xla_service.lifeline import CLIENT_PID_VARIABLE
-from xla_service.session.parameters import SERVICE_PARAMETERS
 
 __all__ = ["XlaEnv", "service_executable"]
 
@@ -57,7 +57,7 @@ logger = logging.getLogger(__name__)
 #: Environments not yet garbage collected, closed at interpreter exit: a
 #: client env finalized later (e.g. held by an uncaught exception's traceback)
 #: hangs the interpreter in gRPC's ``channel.close()``.
-_LIVE: "weakref.WeakSet[XlaEnv]" = weakref.WeakSet()
+_LIVE: weakref.WeakSet[XlaEnv] = weakref.WeakSet()
 
 
 @atexit.register
@@ -69,7 +69,7 @@ def _close_live_envs() -> None:
             logger.warning("Closing %s at exit failed: %s", type(env).__name__, e)
 
 
-def _launch_settings(settings: Optional[ConnectionOpts]) -> ConnectionOpts:
+def _launch_settings(settings: ConnectionOpts | None) -> ConnectionOpts:
     """Connection settings whose service stops when this process dies, with an admin token."""
     settings = settings.copy(deep=True) if settings else ConnectionOpts()
     extra = {CLIENT_PID_VARIABLE: str(os.getpid())}
@@ -99,15 +99,15 @@ class XlaEnv(ClientServiceCompilerEnv):
     def __init__(
         self,
         *args: Any,
-        benchmark: Optional[Union[str, Benchmark]] = None,
-        observation_space: Optional[str] = "OpcodeCounts",
-        reward_space: Optional[str] = "OpCount",
-        service: Optional[Union[str, Path]] = None,
-        auth_token: Optional[str] = None,
+        benchmark: str | Benchmark | None = None,
+        observation_space: str | None = "OpcodeCounts",
+        reward_space: str | None = "OpCount",
+        service: str | Path | None = None,
+        auth_token: str | None = None,
         **kwargs: Any,
     ) -> None:
         # Custom benchmarks by URI, so that env.validate() and fork() can reset to them.
-        self._custom_benchmarks: Dict[str, Benchmark] = {}
+        self._custom_benchmarks: dict[str, Benchmark] = {}
         if isinstance(benchmark, Benchmark):
             benchmark = self._remember(benchmark)
         endpoint = service or service_executable()
@@ -119,6 +119,8 @@ class XlaEnv(ClientServiceCompilerEnv):
                 str(endpoint), kwargs.get("connection_settings"), self._auth_token
             )
         kwargs.setdefault("service_message_converters", message_converters())
+        #: Whether this env made its connection (a fork shares its parent's).
+        self._owns_service = kwargs.get("service_connection") is None
         super().__init__(
             *args,
             service=endpoint,
@@ -139,7 +141,7 @@ class XlaEnv(ClientServiceCompilerEnv):
         return validatable
 
     @ClientServiceCompilerEnv.benchmark.setter  # type: ignore[attr-defined, untyped-decorator]
-    def benchmark(self, benchmark: Union[str, Benchmark]) -> None:
+    def benchmark(self, benchmark: str | Benchmark) -> None:
         """As CompilerGym's, plus custom benchmarks by URI; every benchmark is validatable."""
         if isinstance(benchmark, Benchmark):
             benchmark = self._remember(benchmark)
@@ -149,22 +151,24 @@ class XlaEnv(ClientServiceCompilerEnv):
 
     # ------------------------------------------------------------ connection
 
-    def _init_kwargs(self) -> Dict[str, Any]:
+    def _init_kwargs(self) -> dict[str, Any]:
         return {**super()._init_kwargs(), "auth_token": self._auth_token}
 
     def _reset(self, *args: Any, **kwargs: Any) -> Any:
         # The stock client reconnects with a plain connection after an error:
         # a remote service that requires a token needs ours.
-        if self.service is None and self._auth_token and not isinstance(self._service_endpoint, Path):
+        service: Any = getattr(self, "service", None)
+        if service is None and self._auth_token and not isinstance(self._service_endpoint, Path):
             self.service = TokenConnection(
                 str(self._service_endpoint), self._connection_settings, self._auth_token
             )
         return super()._reset(*args, **kwargs)
 
-    def send_params(self, *params: Tuple[str, str], resend_on_reset: bool = False) -> List[str]:
-        """As CompilerGym's; service-wide settings go with this client's admin token."""
+    def send_params(self, *params: tuple[str, str], resend_on_reset: bool = False) -> list[str]:
+        """As CompilerGym's; a client that launched its service presents the service's
+        admin token with every call, which service-wide settings need."""
         token = self._connection_settings.script_env.get(ADMIN_TOKEN_VARIABLE, "")
-        if token and any(key in SERVICE_PARAMETERS for key, _ in params):
+        if token:
             params = ((ADMIN_TOKEN_PARAMETER, token), *params)
             return super().send_params(*params, resend_on_reset=resend_on_reset)[1:]
         return super().send_params(*params, resend_on_reset=resend_on_reset)
@@ -174,8 +178,8 @@ class XlaEnv(ClientServiceCompilerEnv):
     def raw_step(
         self,
         actions: Iterable[Any],
-        observation_spaces: List[Any],
-        reward_spaces: List[Any],
+        observation_spaces: list[Any],
+        reward_spaces: list[Any],
         timeout: float = 300,
     ) -> Any:
         """CompilerGym's step, with the history kept to what the service applied
@@ -196,7 +200,7 @@ class XlaEnv(ClientServiceCompilerEnv):
             info["pass_error"] = error or ""
         return observations, rewards, done, info
 
-    def fork(self) -> "XlaEnv":
+    def fork(self) -> XlaEnv:
         """As CompilerGym's, with the reward's state copied (the stock fork resets it)."""
         forked: XlaEnv = super().fork()  # type: ignore[assignment]
         if self.reward_space is not None:
@@ -204,7 +208,16 @@ class XlaEnv(ClientServiceCompilerEnv):
         forked._custom_benchmarks = dict(self._custom_benchmarks)
         return forked
 
-    def validate(self, state: Optional[CompilerEnvState] = None) -> ValidationResult:
+    def close(self) -> None:
+        """As CompilerGym's, except that a fork without a session (its reset failed)
+        leaves the service it shares alone: the stock client would stop it, and
+        with it every other session."""
+        if not self._owns_service and not self.in_episode and getattr(self, "service", None) is not None:
+            self.service = None  # type: ignore[assignment]
+            return
+        super().close()
+
+    def validate(self, state: CompilerEnvState | None = None) -> ValidationResult:
         """As CompilerGym's, but never in the live episode: in a fork of it, or,
         outside an episode, in this env (which ``state`` resets)."""
         if not self.in_episode:
@@ -220,7 +233,7 @@ class XlaEnv(ClientServiceCompilerEnv):
         names = self.action_space.names
         return " ".join(names[a] for a in self.actions)
 
-    def commandline_to_actions(self, commandline: str) -> List[int]:
+    def commandline_to_actions(self, commandline: str) -> list[int]:
         """The inverse of :meth:`commandline`."""
         names = list(self.action_space.names)
         actions = []

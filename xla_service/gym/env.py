@@ -28,14 +28,14 @@ service, so the two share the engine, its cache and the experience store.
 """
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from collections.abc import Sequence
+from typing import Any
 
 import gymnasium
 import numpy as np
 from gymnasium import spaces
 
 from xla_service.catalog.passes import PASS_NAMES
-from xla_service.env.compat import restore_numpy_names
 from xla_service.gym.spaces import Converter, converter
 
 __all__ = ["XlaGymEnv", "resolve_benchmarks"]
@@ -44,7 +44,7 @@ _OUTCOMES = "PassOutcomes"
 _ERROR = "PassError"
 
 
-def resolve_benchmarks(benchmarks: Union[None, str, Sequence[str]]) -> List[str]:
+def resolve_benchmarks(benchmarks: None | str | Sequence[str]) -> list[str]:
     """Benchmark URIs from a list, a URI, or ``"SUITE[:SPLIT],..."`` (default split: train)."""
     from xla_service.env.datasets import default_benchmark_uri, split_benchmark_uris
 
@@ -67,18 +67,18 @@ def resolve_benchmarks(benchmarks: Union[None, str, Sequence[str]]) -> List[str]
 class XlaGymEnv(gymnasium.Env):
     """xla-v0 through Gymnasium's API (see the module docstring)."""
 
-    metadata: Dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 1}
+    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 1}
 
     def __init__(
         self,
-        benchmarks: Union[None, str, Sequence[str]] = None,
-        observation: Union[str, Sequence[str]] = "OpcodeCounts",
+        benchmarks: None | str | Sequence[str] = None,
+        observation: str | Sequence[str] = "OpcodeCounts",
         reward: str = "OpCount",
-        reward_scale: Optional[str] = None,
-        max_episode_steps: Optional[int] = 20,
+        reward_scale: str | None = None,
+        max_episode_steps: int | None = 20,
         stop_action: bool = False,
-        service: Optional[str] = None,
-        render_mode: Optional[str] = None,
+        service: str | None = None,
+        render_mode: str | None = None,
         **make_kwargs: Any,
     ) -> None:
         if max_episode_steps is not None and max_episode_steps < 1:
@@ -89,7 +89,7 @@ class XlaGymEnv(gymnasium.Env):
             raise ValueError(f"Expected render_mode None or 'ansi', got {render_mode!r}")
         self.benchmarks = resolve_benchmarks(benchmarks)
         names = [observation] if isinstance(observation, str) else list(observation)
-        self._converters: Dict[str, Converter] = {name: converter(name) for name in names}
+        self._converters: dict[str, Converter] = {name: converter(name) for name in names}
         self._single = isinstance(observation, str)
         self.observation_space = (
             self._converters[names[0]].space
@@ -97,12 +97,11 @@ class XlaGymEnv(gymnasium.Env):
             else spaces.Dict({n: c.space for n, c in self._converters.items()})
         )
         self.stop_action = stop_action
-        self.action_names: Tuple[str, ...] = PASS_NAMES + (("stop",) if stop_action else ())
+        self.action_names: tuple[str, ...] = PASS_NAMES + (("stop",) if stop_action else ())
         self.action_space = spaces.Discrete(len(self.action_names))
         self.max_episode_steps = max_episode_steps
         self.reward_scale = reward_scale
         self.render_mode = render_mode
-        restore_numpy_names()
         import compiler_gym
 
         self.env = compiler_gym.make(
@@ -121,8 +120,8 @@ class XlaGymEnv(gymnasium.Env):
     # ---------------------------------------------------------------- Gymnasium
 
     def reset(
-        self, *, seed: Optional[int] = None, options: Optional[Dict[str, Any]] = None
-    ) -> Tuple[Any, Dict[str, Any]]:
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
         benchmark = (options or {}).get("benchmark") or self.benchmarks[
             int(self.np_random.integers(len(self.benchmarks)))
@@ -133,7 +132,7 @@ class XlaGymEnv(gymnasium.Env):
         observation, outcomes = self._observe()
         return observation, self._info(None, False, "", outcomes)
 
-    def step(self, action: Any) -> Tuple[Any, float, bool, bool, Dict[str, Any]]:
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         index = int(action)
         if not 0 <= index < len(self.action_names):
             raise ValueError(f"Expected an action in [0, {len(self.action_names)}), got {action!r}")
@@ -154,7 +153,7 @@ class XlaGymEnv(gymnasium.Env):
             PASS_NAMES[index], changed, info.get("pass_error", ""), values[-1]
         )
 
-    def render(self) -> Optional[str]:
+    def render(self) -> str | None:
         if self.render_mode == "ansi":
             return f"{self._benchmark} after {self._steps} steps: {self.env.commandline()}"
         return None
@@ -175,7 +174,7 @@ class XlaGymEnv(gymnasium.Env):
         """The CompilerGym env underneath (``commandline()``, ``state``, ``validate()``...)."""
         return self.env
 
-    def _observe(self) -> Tuple[Any, Any]:
+    def _observe(self) -> tuple[Any, Any]:
         names = [c.source for c in self._converters.values()] + [_OUTCOMES]
         values = [self.env.observation[n] for n in names]
         return self._convert(values[:-1]), values[-1]
@@ -184,7 +183,7 @@ class XlaGymEnv(gymnasium.Env):
         converted = {name: c.convert(v) for (name, c), v in zip(self._converters.items(), values)}
         return next(iter(converted.values())) if self._single else converted
 
-    def _info(self, name: Optional[str], changed: bool, error: str, outcomes: Any) -> Dict[str, Any]:
+    def _info(self, name: str | None, changed: bool, error: str, outcomes: Any) -> dict[str, Any]:
         known = np.asarray(outcomes, dtype=np.int64)
         self._mask[: len(PASS_NAMES)] = (known != 2) & (known != 3)
         return {

@@ -9,8 +9,10 @@ links), decoded from the packed ``HloGraphArrays`` without JSON.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Sequence
+from functools import partial
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
@@ -58,8 +60,12 @@ def _scalar(value: Any) -> np.ndarray:
     return np.asarray([value], dtype=np.int64)
 
 
+def _runtime(name: str) -> Converter:
+    return Converter(spaces.Sequence(spaces.Box(0, np.inf, (), np.float64), stack=True), name, _vector(np.float64))
+
+
 _N, _C = len(OPCODES), len(COST_KEYS)
-_TABLE: Dict[str, Callable[[], Converter]] = {
+_TABLE: dict[str, Callable[[], Converter]] = {
     "OpcodeCounts": lambda: Converter(_box(_N, np.int64), "OpcodeCounts", _vector(np.int64)),
     "OpcodeFractions": lambda: Converter(_box(_N, np.float64, 1.0), "OpcodeFractions", _vector(np.float64)),
     "CostAnalysis": lambda: Converter(_box(_C, np.float64, np.inf), "CostAnalysis", _vector(np.float64)),
@@ -79,12 +85,7 @@ _TABLE: Dict[str, Callable[[], Converter]] = {
         spaces.Sequence(spaces.Discrete(256), stack=True), "HloProto",
         lambda value: np.frombuffer(np.asarray(value).tobytes(), dtype=np.uint8).astype(np.int64),
     ),
-    **{
-        name: (lambda name=name: Converter(
-            spaces.Sequence(spaces.Box(0, np.inf, (), np.float64), stack=True), name, _vector(np.float64)
-        ))
-        for name in ("Runtime", "RuntimeInitial", "RuntimeDefault")
-    },
+    **{name: partial(_runtime, name) for name in ("Runtime", "RuntimeInitial", "RuntimeDefault")},
     **{
         name: (lambda: Converter(
             spaces.Graph(
@@ -110,5 +111,5 @@ def converter(name: str) -> Converter:
     return _TABLE[name]()
 
 
-def dict_space(names: Sequence[str]) -> Dict[str, Converter]:
+def dict_space(names: Sequence[str]) -> dict[str, Converter]:
     return {name: converter(name) for name in names}

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Dict, Tuple
 
 from xla_service.catalog.opcodes import OPCODE_INDEX, OPCODES, UNCOUNTED_OPCODES
 
@@ -26,7 +25,7 @@ class Analysis:
     """
 
     text: str
-    opcode_counts: Tuple[int, ...]
+    opcode_counts: tuple[int, ...]
     digest: str = field(init=False, compare=False, repr=False)
     #: zlib-compressed MLIR of ``text``, which a compile of it starts from, if
     #: known (normalization computes it): the next step then skips parsing
@@ -45,6 +44,6 @@ class Analysis:
         """Bytes it holds (its text and carried MLIR), for the cache's bound."""
         return len(self.text) + len(self.mlir) + 8 * len(self.opcode_counts)
 
-    def histogram(self) -> Dict[str, int]:
+    def histogram(self) -> dict[str, int]:
         """Nonzero opcode counts by name."""
         return {OPCODES[i]: c for i, c in enumerate(self.opcode_counts) if c}

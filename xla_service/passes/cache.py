@@ -16,15 +16,16 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Hashable, Optional, Protocol, Tuple, Type
+from typing import Any, Protocol
 
 from xla_service.errors import XlaGymError
 
 __all__ = ["Cache", "Backing", "Failure", "Key", "MISS", "size_of"]
 
 #: ``(kind, digest, argument)``: e.g. ``("step", <state digest>, "cse")``.
-Key = Tuple[str, str, str]
+Key = tuple[str, str, str]
 
 
 class _Miss:
@@ -42,7 +43,7 @@ MISS: Any = _Miss()
 class Failure:
     """XLA's deterministic verdict on a computation: raised again on every hit."""
 
-    error_type: Type[XlaGymError]
+    error_type: type[XlaGymError]
     message: str
 
     def raise_(self) -> None:
@@ -77,17 +78,17 @@ class Cache:
     """A thread-safe LRU of computed results, with hit and miss counters per kind."""
 
     def __init__(
-        self, entries: int = 8192, max_bytes: int = 512 * 1024 * 1024, backing: Optional[Backing] = None
+        self, entries: int = 8192, max_bytes: int = 512 * 1024 * 1024, backing: Backing | None = None
     ) -> None:
         if entries < 1 or max_bytes < 1:
             raise ValueError(f"Expected a positive cache size, got {entries} entries, {max_bytes} bytes")
         self.entries, self.max_bytes, self.backing = entries, max_bytes, backing
         self.bytes = 0
-        self._items: "OrderedDict[Key, Tuple[Any, int]]" = OrderedDict()
+        self._items: OrderedDict[Key, tuple[Any, int]] = OrderedDict()
         self._lock = threading.Lock()
-        self.hits: Dict[str, int] = {}
-        self.misses: Dict[str, int] = {}
-        self.backing_hits: Dict[str, int] = {}
+        self.hits: dict[str, int] = {}
+        self.misses: dict[str, int] = {}
+        self.backing_hits: dict[str, int] = {}
 
     def get_or_compute(self, key: Key, compute: Callable[[], Any]) -> Any:
         """The cached value of ``key``, else ``compute()`` (outside the lock), kept.
@@ -164,7 +165,7 @@ class Cache:
         with self._lock:
             return key in self._items
 
-    def stats(self) -> Dict[str, Any]:
+    def stats(self) -> dict[str, Any]:
         """Counters by kind of entry, and the memory held."""
         with self._lock:
             return {

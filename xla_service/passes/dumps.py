@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
 
 from xla_service.catalog.pipelines import AFTER_LAYOUT, LATER_PIPELINES, LAYOUT_PIPELINE
 from xla_service.errors import PassCrashedError
@@ -35,12 +34,12 @@ class PassDumps:
     """What one partial compile left behind."""
 
     #: The dump holding the pass's result, or None if it changed nothing.
-    result_path: Optional[str]
+    result_path: str | None
     #: Whether the compile got past every target-independent pass.
     completed: bool
 
 
-def _target_independent(dump_dir: str) -> Tuple[List[_Dump], bool]:
+def _target_independent(dump_dir: str) -> tuple[list[_Dump], bool]:
     """Dumps before layout-assignment, in order, and whether it was reached."""
     dumps = []
     for name in os.listdir(dump_dir):
@@ -79,7 +78,7 @@ def target_independent_done(dump_dir: str) -> bool:
     return False
 
 
-def read_pass_dumps(dump_dir: str, runs: Tuple[str, ...], fixpoint: bool) -> PassDumps:
+def read_pass_dumps(dump_dir: str, runs: tuple[str, ...], fixpoint: bool) -> PassDumps:
     """Find the result of a pass that ran with only the passes ``runs`` enabled.
 
     A plain pass's result is its first dump (a pass may stand twice in the
@@ -102,7 +101,7 @@ def read_pass_dumps(dump_dir: str, runs: Tuple[str, ...], fixpoint: bool) -> Pas
     return PassDumps((changed[-1] if fixpoint else changed[0]).path, completed)
 
 
-def default_pipeline_dump(dump_dir: str) -> Optional[str]:
+def default_pipeline_dump(dump_dir: str) -> str | None:
     """The last dump before ``layout-assignment`` ran in a full compile.
 
     That module is XLA's target-independent result: everything later is

@@ -17,8 +17,9 @@ import shutil
 import tempfile
 import threading
 import weakref
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Set
+from typing import Any
 
 from xla_service.catalog.passes import PASS_NAMES, get_pass
 from xla_service.errors import (
@@ -70,7 +71,7 @@ def default_worker_memory(workers: int) -> int:
     return max(int(total * 0.75 / max(workers, 1)), 2**30)
 
 
-def clean_stale_scratch(root: Optional[str] = None) -> int:
+def clean_stale_scratch(root: str | None = None) -> int:
     """Remove the scratch folders of engines whose process is gone (e.g. a service
     killed with SIGKILL); returns how many went."""
     root = root or _scratch_root()
@@ -97,12 +98,12 @@ class Engine:
     def __init__(
         self,
         workers: int = 2,
-        log_dir: Optional[Path] = None,
-        step_timeout: Optional[float] = 300.0,
+        log_dir: Path | None = None,
+        step_timeout: float | None = 300.0,
         cache_size: int = 8192,
         cache_bytes: int = DEFAULT_CACHE_BYTES,
-        backing: Optional[Backing] = None,
-        worker_memory: Optional[int] = None,
+        backing: Backing | None = None,
+        worker_memory: int | None = None,
         max_instructions: int = MAX_INSTRUCTIONS,
     ) -> None:
         self.step_timeout = step_timeout
@@ -119,7 +120,7 @@ class Engine:
         )
         self.cache = Cache(cache_size, cache_bytes, backing)
         self._lock = threading.Lock()
-        self._active_dumps: Set[str] = set()
+        self._active_dumps: set[str] = set()
         self._swept_at_replaced = 0
 
     # ------------------------------------------------------------------ states
@@ -165,11 +166,11 @@ class Engine:
         )
         return state if result is None else result
 
-    def pass_outcomes(self, state: Analysis) -> Dict[str, str]:
+    def pass_outcomes(self, state: Analysis) -> dict[str, str]:
         """What each pass is known (cached or stored) to do to ``state``: ``changed``,
         ``unchanged`` or ``failed``; passes never run on it are absent."""
         stored = getattr(self.cache.backing, "outcomes", None)
-        outcomes: Dict[str, str] = dict(stored(state.digest)) if stored is not None else {}
+        outcomes: dict[str, str] = dict(stored(state.digest)) if stored is not None else {}
         for name in PASS_NAMES:
             value = self.cache.peek(("step", state.digest, name))
             if value is not MISS:
@@ -179,7 +180,7 @@ class Engine:
         return outcomes
 
     @staticmethod
-    def _unchanged_as_none(state: Analysis, result: Optional[Analysis]) -> Optional[Analysis]:
+    def _unchanged_as_none(state: Analysis, result: Analysis | None) -> Analysis | None:
         return None if result is None or result.digest == state.digest else result
 
     # ------------------------------------------------------------ observations
@@ -212,7 +213,7 @@ class Engine:
         """
         return list(self._call("runtime", state.text, repetitions, seed, what="measuring the runtime"))
 
-    def validate(self, original: Analysis, current: Analysis, seed: int) -> Dict[str, object]:
+    def validate(self, original: Analysis, current: Analysis, seed: int) -> dict[str, object]:
         """Execute both on the same seeded inputs and compare (see ``observe.validate``)."""
         return dict(self._call("validate", original.text, current.text, seed, what="validating"))
 
@@ -242,10 +243,10 @@ class Engine:
 
     def _with_dumps(
         self,
-        run: Callable[[str], Optional[Analysis]],
-        recover: Callable[[str, str], Optional[Analysis]],
+        run: Callable[[str], Analysis | None],
+        recover: Callable[[str, str], Analysis | None],
         what: str,
-    ) -> Optional[Analysis]:
+    ) -> Analysis | None:
         """Run a compile in a scratch dump folder.
 
         If XLA aborts the worker after the pass has finished (in the backend,
@@ -304,7 +305,7 @@ class Engine:
 
     # ------------------------------------------------------------- the service
 
-    def stats(self) -> Dict[str, object]:
+    def stats(self) -> dict[str, object]:
         """Cache and worker counters (the ``xla.engine.stats`` session parameter)."""
         cache = self.cache.stats()
         return {
@@ -328,7 +329,7 @@ class Engine:
     def workers_replaced(self) -> int:
         return self._pool.replaced
 
-    def worker_pids(self) -> List[int]:
+    def worker_pids(self) -> list[int]:
         """The process ids of the live workers."""
         return [w.process.pid for w in self._pool.workers()]
 

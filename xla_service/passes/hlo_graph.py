@@ -25,8 +25,9 @@ Schema (also in the README):
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any
 
 import numpy as np
 
@@ -60,10 +61,10 @@ class InstructionRecord:
     name: str
     opcode: str
     text: str
-    operands: Tuple[str, ...]
+    operands: tuple[str, ...]
 
 
-def parse_shape(shape: str) -> Tuple[str, List[int]]:
+def parse_shape(shape: str) -> tuple[str, list[int]]:
     """``("f32", [8, 16])`` from ``f32[8,16]{1,0}``; tuples and tokens have no dims."""
     shape = shape.strip()
     if shape.startswith("("):
@@ -75,7 +76,7 @@ def parse_shape(shape: str) -> Tuple[str, List[int]]:
     return m[1], dims
 
 
-def entry_and_roots(text: str) -> Tuple[Optional[str], Set[str]]:
+def entry_and_roots(text: str) -> tuple[str | None, set[str]]:
     """The entry computation's name and the root instructions' names, from HLO text."""
     m = _ENTRY.search(text)
     return (m[1] if m else None), set(_ROOT.findall(text))
@@ -87,9 +88,9 @@ def _shape_text(record: InstructionRecord) -> str:
     return body[:end] if end >= 0 else body.split(" ", 1)[0]
 
 
-def _called(text: str) -> List[Tuple[str, str]]:
+def _called(text: str) -> list[tuple[str, str]]:
     """``(attribute, computation name)`` for each computation ``text`` names."""
-    out: List[Tuple[str, str]] = []
+    out: list[tuple[str, str]] = []
     for m in _CALL.finditer(text.partition(" = ")[2]):
         value = m[2]
         names = value[1:-1].split(",") if value.startswith("{") else [value]
@@ -98,13 +99,13 @@ def _called(text: str) -> List[Tuple[str, str]]:
 
 
 def build_graph(
-    records: Sequence[InstructionRecord], entry: Optional[str], roots: Set[str]
-) -> Dict[str, Any]:
+    records: Sequence[InstructionRecord], entry: str | None, roots: set[str]
+) -> dict[str, Any]:
     """The node-link dict (networkx's ``node_link_data`` layout) of a module."""
     ids = {r.name: i for i, r in enumerate(records)}
-    computations: Dict[str, int] = {}
-    parameters: Dict[str, Dict[int, int]] = {}
-    root_of: Dict[str, int] = {}
+    computations: dict[str, int] = {}
+    parameters: dict[str, dict[int, int]] = {}
+    root_of: dict[str, int] = {}
     nodes = []
     for i, r in enumerate(records):
         index = computations.setdefault(r.computation, len(computations))
@@ -133,8 +134,8 @@ def build_graph(
                 "parameter_number": number,
             }
         )
-    edges: List[Dict[str, Any]] = []
-    keys: Dict[Tuple[int, int], int] = {}
+    edges: list[dict[str, Any]] = []
+    keys: dict[tuple[int, int], int] = {}
 
     def edge(source: int, target: int, **attributes: Any) -> None:
         key = keys.get((source, target), 0)
@@ -170,7 +171,7 @@ _DTYPE_INDEX = {name: i for i, name in enumerate(DTYPES)}
 _FLOW_INDEX = {name: i for i, name in enumerate(EDGE_FLOWS)}
 
 
-def pack(graph: Dict[str, Any]) -> bytes:
+def pack(graph: dict[str, Any]) -> bytes:
     """A node-link graph of :func:`build_graph` as ``HloGraphArrays`` bytes: the magic,
     the node and edge counts, then int64 tables of ``schema.GRAPH_NODE_COLUMNS`` and
     ``schema.GRAPH_EDGE_COLUMNS`` (decoded without JSON by ``env/graph.unpack``)."""

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
-from typing import Dict, List, Optional, Set, Tuple
 
 __all__ = ["InlineError", "inline_calls", "inlinable"]
 
@@ -40,9 +39,9 @@ class _Instruction:
     name: str
     shape: str
     opcode: str
-    operands: Tuple[str, ...]
+    operands: tuple[str, ...]
     #: The operand text of an instruction whose operands are not names (constant, parameter).
-    literal: Optional[str]
+    literal: str | None
     attributes: str
 
     def text(self) -> str:
@@ -87,15 +86,15 @@ def _instruction(line: str) -> _Instruction:
     return _Instruction(root, name, shape, opcode, operands, None, attributes)
 
 
-def _parse(text: str) -> Tuple[List[str], Dict[str, List[_Instruction]], List[str], str, List[str]]:
+def _parse(text: str) -> tuple[list[str], dict[str, list[_Instruction]], list[str], str, list[str]]:
     """(module header lines, computations by name, their order, the entry, their header lines)."""
     lines = text.splitlines()
-    head: List[str] = []
-    computations: Dict[str, List[_Instruction]] = {}
-    order: List[str] = []
-    headers: List[str] = []
+    head: list[str] = []
+    computations: dict[str, list[_Instruction]] = {}
+    order: list[str] = []
+    headers: list[str] = []
     entry = ""
-    current: Optional[str] = None
+    current: str | None = None
     for line in lines:
         if not line.strip():
             continue
@@ -132,23 +131,23 @@ def inline_calls(text: str) -> str:
     Raises :class:`InlineError` on text it does not understand.
     """
     head, computations, order, entry, headers = _parse(text)
-    inlined: Dict[str, List[_Instruction]] = {}
-    call_targets: Set[str] = set()
-    other_targets: Set[str] = set()
+    inlined: dict[str, list[_Instruction]] = {}
+    call_targets: set[str] = set()
+    other_targets: set[str] = set()
     for instructions in computations.values():
         for ins in instructions:
             targets = _TO_APPLY.findall(ins.attributes)
             (call_targets if ins.opcode == "call" else other_targets).update(targets)
 
-    def body(name: str, path: Tuple[str, ...] = ()) -> List[_Instruction]:
+    def body(name: str, path: tuple[str, ...] = ()) -> list[_Instruction]:
         if name in inlined:
             return inlined[name]
         if name not in computations:
             raise InlineError(f"call of an unknown computation {name!r}")
         if name in path:
             raise InlineError(f"recursive call of {name!r}")
-        out: List[_Instruction] = []
-        alias: Dict[str, str] = {}
+        out: list[_Instruction] = []
+        alias: dict[str, str] = {}
         for ins in computations[name]:
             ins = _renamed(ins, alias)
             if ins.opcode != "call":
@@ -177,7 +176,7 @@ def inline_calls(text: str) -> str:
     return "\n".join(lines)
 
 
-def _renamed(ins: _Instruction, mapping: Dict[str, str]) -> _Instruction:
+def _renamed(ins: _Instruction, mapping: dict[str, str]) -> _Instruction:
     """``ins`` with its operand (and control predecessor) names mapped."""
     if not mapping:
         return ins
@@ -193,10 +192,10 @@ def _renamed(ins: _Instruction, mapping: Dict[str, str]) -> _Instruction:
     return replace(ins, operands=operands, attributes=attributes)
 
 
-def _copy(callee: List[_Instruction], call: _Instruction) -> Tuple[List[_Instruction], str]:
+def _copy(callee: list[_Instruction], call: _Instruction) -> tuple[list[_Instruction], str]:
     """A renamed copy of ``callee`` for ``call``, and the name that holds its result."""
-    mapping: Dict[str, str] = {}
-    copy: List[_Instruction] = []
+    mapping: dict[str, str] = {}
+    copy: list[_Instruction] = []
     result = ""
     for ins in callee:
         if ins.opcode == "parameter":

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Hashable
+from collections.abc import Callable, Hashable
+from typing import Any
 
 __all__ = ["Memo"]
 
@@ -17,7 +18,7 @@ class Memo:
         self.size = size
         self.hits = 0
         self.misses = 0
-        self._items: "OrderedDict[Hashable, Any]" = OrderedDict()
+        self._items: OrderedDict[Hashable, Any] = OrderedDict()
         self._lock = threading.Lock()
 
     def get(self, key: Hashable, compute: Callable[[], Any]) -> Any:

@@ -5,7 +5,6 @@ Pure text processing (no jax): see :func:`canonicalize_computation_names`.
 from __future__ import annotations
 
 import re
-from typing import Dict
 
 __all__ = ["canonicalize_computation_names"]
 
@@ -33,7 +32,7 @@ def canonicalize_computation_names(text: str) -> str:
     headers = list(_HEADER.finditer(text))
     taken = {m.group(3) for m in headers if m.group(1)}  # the entry keeps its name
     mapping = {}
-    seen: Dict[str, int] = {}
+    seen: dict[str, int] = {}
     for m in headers:
         if m.group(1):
             continue

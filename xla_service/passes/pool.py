@@ -5,8 +5,10 @@ finishes the compile's backend ("settling"). That tail is preemptible: a
 caller that finds every idle worker still settling waits at most
 ``preempt_after`` seconds, then the longest-settling worker is killed and
 replaced, so one session's huge module never holds workers that another
-session needs. A worker whose memory grows past ``memory_limit`` is killed
-too, and the request it was serving fails with :class:`ResourceLimitError`.
+session needs; after the first such preemption the pool keeps a started
+spare, so the next one costs the waiter no worker start. A worker whose
+memory grows past ``memory_limit`` is killed too, and the request it was
+serving fails with :class:`ResourceLimitError`.
 """
 from __future__ import annotations
 
@@ -18,10 +20,10 @@ import subprocess
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any
 
 from xla_service import errors
 
@@ -46,7 +48,7 @@ def rss_bytes(pid: int) -> int:
 class WorkerDied(Exception):
     """The worker process exited mid-request (XLA aborted it, or it was killed)."""
 
-    def __init__(self, message: str, exit_code: Optional[int] = None) -> None:
+    def __init__(self, message: str, exit_code: int | None = None) -> None:
         super().__init__(message)
         #: The process's exit status: ``-signal.SIGABRT`` when XLA CHECK-failed.
         self.exit_code = exit_code
@@ -63,8 +65,8 @@ class Worker:
     def __init__(
         self,
         log_dir: Path,
-        environment: Optional[Dict[str, str]] = None,
-        memory_limit: Optional[int] = None,
+        environment: dict[str, str] | None = None,
+        memory_limit: int | None = None,
     ) -> None:
         log_dir.mkdir(parents=True, exist_ok=True)
         self._log = open(log_dir / f"worker-{os.getpid()}-{id(self):x}.log", "w+b")
@@ -89,7 +91,7 @@ class Worker:
         self.memory_limit = memory_limit
         self._ready = False
         #: Since when the worker finishes a compile whose step has replied (None: idle).
-        self.settling_since: Optional[float] = None
+        self.settling_since: float | None = None
         #: Why the pool killed it, if it did (named in the error of its request).
         self.killed_because = ""
 
@@ -102,7 +104,7 @@ class Worker:
         """The pipe its replies (and "settled") arrive on, for ``select``."""
         return self._replies.fileno()
 
-    def call(self, method: str, *args: Any, timeout: Optional[float] = None) -> Any:
+    def call(self, method: str, *args: Any, timeout: float | None = None) -> Any:
         """Run ``method`` in the worker; raise what it raised, or WorkerDied."""
         if not self._ready:
             self._expect(_STARTUP_SECONDS)
@@ -119,7 +121,7 @@ class Worker:
         error_type = getattr(errors, reply[1], errors.XlaGymError)
         raise error_type(reply[2], transient=bool(reply[3]))
 
-    def settle(self, timeout: Optional[float] = None) -> None:
+    def settle(self, timeout: float | None = None) -> None:
         """Wait until the worker has finished the backend of its last compile.
 
         Raises WorkerDied if XLA aborted it there, before any new request: the
@@ -145,7 +147,7 @@ class Worker:
     def over_memory(self) -> bool:
         return bool(self.memory_limit) and rss_bytes(self.process.pid) > (self.memory_limit or 0)
 
-    def _expect(self, timeout: Optional[float]) -> Any:
+    def _expect(self, timeout: float | None) -> Any:
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
             while True:
@@ -216,9 +218,9 @@ class WorkerPool:
         self,
         size: int,
         log_dir: Path,
-        environment: Optional[Dict[str, str]] = None,
-        memory_limit: Optional[int] = None,
-        preempt_after: float = 2.0,
+        environment: dict[str, str] | None = None,
+        memory_limit: int | None = None,
+        preempt_after: float = 0.5,
     ) -> None:
         if size < 1:
             raise ValueError(f"Expected at least 1 worker, got {size}")
@@ -227,14 +229,16 @@ class WorkerPool:
         self._environment = dict(environment or {})
         self.memory_limit = memory_limit
         self.preempt_after = preempt_after
-        self._idle: List[Worker] = []
-        self._all: List[Worker] = []
+        self._idle: list[Worker] = []
+        self._all: list[Worker] = []
         self._cond = threading.Condition()
         self._wake = os.pipe()
         os.set_blocking(self._wake[0], False)
         os.set_blocking(self._wake[1], False)  # (left open: an fd number is never reused under a waiter)
         self.replaced = 0
         self.preempted = 0
+        #: A started worker kept ready for the next preemption (after the first one).
+        self._spare: Future[Worker] | None = None
         # Workers ask Linux to kill them when the *thread* that started them
         # exits (PR_SET_PDEATHSIG): start them all from one long-lived thread.
         self._spawner = ThreadPoolExecutor(1, thread_name_prefix="xla-gym-spawner")
@@ -249,7 +253,7 @@ class WorkerPool:
             self._all.append(worker)
         return worker
 
-    def call(self, method: str, *args: Any, timeout: Optional[float] = None) -> Any:
+    def call(self, method: str, *args: Any, timeout: float | None = None) -> Any:
         """Run ``method`` on an idle worker. A worker that dies is replaced."""
         worker = self._acquire()
         try:
@@ -280,7 +284,7 @@ class WorkerPool:
         replied, so nothing is lost.
         """
         while True:
-            victim: Optional[Worker] = None
+            victim: Worker | None = None
             with self._cond:
                 for worker in list(self._idle):
                     if worker.process.poll() is not None or worker.over_memory():
@@ -304,7 +308,7 @@ class WorkerPool:
                         pipes = [w.reply_fd for w in self._idle]
             if victim is not None:
                 logger.info("Replacing worker %d (settling too long, over memory, or gone)", victim.process.pid)
-                return self._replace(victim)
+                return self._replace(victim, from_spare=True)
             try:
                 select.select(pipes + [self._wake[0]], [], [], min(wait, _POLL_SECONDS))
             except (OSError, ValueError):  # a worker closed meanwhile: look again
@@ -314,7 +318,7 @@ class WorkerPool:
             except BlockingIOError:  # nothing to drain
                 pass
 
-    def _replace(self, worker: Worker) -> Worker:
+    def _replace(self, worker: Worker, from_spare: bool = False) -> Worker:
         logger.warning("Replacing worker %d", worker.process.pid)
         worker.kill("it was replaced")
         worker.close()
@@ -322,9 +326,17 @@ class WorkerPool:
             if worker in self._all:
                 self._all.remove(worker)
             self.replaced += 1
-        return self._spawn()
+            spare, self._spare = (self._spare, None) if from_spare else (None, self._spare)
+            if from_spare:  # keep one ready for the next preemption
+                self._spare = self._spawner.submit(Worker, self._log_dir, self._environment, self.memory_limit)
+        if spare is None:
+            return self._spawn()
+        ready = spare.result()
+        with self._cond:
+            self._all.append(ready)
+        return ready
 
-    def workers(self) -> List[Worker]:
+    def workers(self) -> list[Worker]:
         """Every live worker (for diagnostics)."""
         with self._cond:
             return list(self._all)
@@ -332,6 +344,9 @@ class WorkerPool:
     def close(self) -> None:
         with self._cond:
             workers, self._all, self._idle = self._all, [], []
+            spare, self._spare = self._spare, None
+        if spare is not None:
+            workers.append(spare.result())
         for worker in workers:
             worker.close()
         self._spawner.shutdown(wait=False)

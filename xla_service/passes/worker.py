@@ -13,8 +13,9 @@ import signal
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from multiprocessing.connection import Connection
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any
 
 from xla_service import errors
 from xla_service.errors import XlaGymError
@@ -26,7 +27,7 @@ _PR_SET_PDEATHSIG = 1
 TEST_HOOKS = os.environ.get("XLA_GYM_TEST_HOOKS", "") not in ("", "0")
 #: What a jaxlib exception that no function translated means, by request: the
 #: module's fault for loads, the pass's for steps, else the execution's.
-_FAILURE_OF: Dict[str, type] = {
+_FAILURE_OF: dict[str, type] = {
     "load": errors.BenchmarkError,
     "run_pass": errors.PassCrashedError,
     "finish_pass": errors.PassCrashedError,
@@ -44,7 +45,7 @@ def _die_with_parent() -> None:
         pass
 
 
-def _handlers() -> Dict[str, Callable[..., Any]]:
+def _handlers() -> dict[str, Callable[..., Any]]:
     from xla_service.catalog.passes import get_pass
     from xla_service.passes import xla  # imports jax: only here, in the worker
 
@@ -67,7 +68,7 @@ def _handlers() -> Dict[str, Callable[..., Any]]:
     }
 
 
-def _test_hooks() -> Dict[str, Callable[..., Any]]:
+def _test_hooks() -> dict[str, Callable[..., Any]]:
     """Requests for tests of crash recovery, preemption and memory limits only
     (``XLA_GYM_TEST_HOOKS=1`` in the service's environment)."""
     from xla_service.passes import xla
@@ -87,7 +88,7 @@ def _test_hooks() -> Dict[str, Callable[..., Any]]:
     return {"crash": os.abort, "settle_for": settle_for, "allocate": allocate}
 
 
-def _observe_handlers() -> Dict[str, Callable[..., Any]]:
+def _observe_handlers() -> dict[str, Callable[..., Any]]:
     from xla_service.passes import hlo_graph, observe  # imports jax: only here, in the worker
 
     return {
@@ -100,7 +101,7 @@ def _observe_handlers() -> Dict[str, Callable[..., Any]]:
     }
 
 
-def _timed(handler: Callable[..., Any], args: Tuple[Any, ...]) -> Tuple[float, Any, Optional[str]]:
+def _timed(handler: Callable[..., Any], args: tuple[Any, ...]) -> tuple[float, Any, str | None]:
     """``(seconds, result, error)``: a request's time inside this process, without
     the pipes (``benchmarks/bench_floor.py`` measures the floor of a step with it)."""
     start = time.perf_counter()
@@ -111,7 +112,7 @@ def _timed(handler: Callable[..., Any], args: Tuple[Any, ...]) -> Tuple[float, A
     return time.perf_counter() - start, result, error
 
 
-def _error_reply(method: str, error: Exception) -> Tuple[str, str, bool]:
+def _error_reply(method: str, error: Exception) -> tuple[str, str, bool]:
     """``(error type name, message, transient)`` for a failed request.
 
     Our own errors keep their type. A jaxlib error nothing translated is the
@@ -160,7 +161,7 @@ def main() -> None:
             method, args = requests.recv()
         except (EOFError, OSError):
             break
-        reply: Tuple[Any, ...]
+        reply: tuple[Any, ...]
         try:
             reply = ("ok", handlers[method](*args))
         except Exception as e:  # reported, never lost: the worker keeps serving

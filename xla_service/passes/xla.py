@@ -12,7 +12,8 @@ import shutil
 import tempfile
 import threading
 import zlib
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from collections.abc import Sequence
+from typing import Any
 
 from xla_service.catalog.opcodes import OPCODES
 from xla_service.catalog.passes import TARGET_INDEPENDENT, PassSpec
@@ -129,7 +130,7 @@ def normalize(text: str) -> str:
     return _normalize(text)[0]
 
 
-def _normalize(text: str) -> Tuple[str, Any, str]:
+def _normalize(text: str) -> tuple[str, Any, str]:
     """:func:`normalize`, with the parsed module and the MLIR of the fixpoint
     (the trip that checked it made both: a compile of it starts from that MLIR)."""
     current = _round_trip(canonicalize_computation_names(text))
@@ -145,7 +146,7 @@ def _normalize(text: str) -> Tuple[str, Any, str]:
     )
 
 
-def _opcode_counts(module: Any) -> Tuple[int, ...]:
+def _opcode_counts(module: Any) -> tuple[int, ...]:
     counts = [0] * len(OPCODES)
     for computation in module.computations():
         for instruction in computation.instructions():
@@ -161,7 +162,7 @@ _CALL = OPCODES.index("call")
 _COUNT_DISABLE = tuple(sorted(TARGET_INDEPENDENT - set(COUNT_PASSES)))
 
 
-def count_opcodes(text: str, module: Any, mlir: str = "") -> Tuple[int, ...]:
+def count_opcodes(text: str, module: Any, mlir: str = "") -> tuple[int, ...]:
     """Opcode counts of normalized ``text`` under the op count rule.
 
     A module without ``call`` instructions is counted as it is: after
@@ -191,7 +192,7 @@ def count_opcodes(text: str, module: Any, mlir: str = "") -> Tuple[int, ...]:
     return count_through_xla(text, mlir)
 
 
-def count_through_xla(text: str, mlir: str = "") -> Tuple[int, ...]:
+def count_through_xla(text: str, mlir: str = "") -> tuple[int, ...]:
     """:func:`count_opcodes` by running ``COUNT_PASSES``: one partial compile (and
     the reference that ``tests/passes/test_op_count_rule.py`` holds the Python
     inliner to)."""
@@ -252,7 +253,7 @@ def load(text: str) -> Analysis:
 
 def _compile(
     text: str, disable: Sequence[str], dump_dir: str, mlir: bytes = b""
-) -> Optional[str]:
+) -> str | None:
     """Compile with dumps on; return XLA's error message, if any."""
     return _compile_mlir(_input_mlir(text, mlir), disable, dump_dir)
 
@@ -262,7 +263,7 @@ def _input_mlir(text: str, mlir: bytes) -> str:
     return zlib.decompress(mlir).decode() if mlir else _to_mlir(parse(text))
 
 
-def _compile_mlir(mlir: Any, disable: Sequence[str], dump_dir: str) -> Optional[str]:
+def _compile_mlir(mlir: Any, disable: Sequence[str], dump_dir: str) -> str | None:
     options = jaxlib.xla_client.CompileOptions()
     debug = options.executable_build_options.debug_options
     debug.xla_disable_hlo_passes = ",".join(
@@ -285,7 +286,7 @@ def _compile_mlir(mlir: Any, disable: Sequence[str], dump_dir: str) -> Optional[
 
 
 #: Compiles whose backend still runs after their step replied: (thread, dump folder).
-_BACKGROUND: List[Tuple[threading.Thread, str]] = []
+_BACKGROUND: list[tuple[threading.Thread, str]] = []
 
 
 def background_pending() -> bool:
@@ -307,7 +308,7 @@ def settle() -> None:
 
 def _compile_until_done(
     text: str, disable: Sequence[str], dump_dir: str, mlir: bytes = b""
-) -> Optional[str]:
+) -> str | None:
     """:func:`_compile`, but return as soon as the dumps prove that every
     target-independent pass ran, which is all a step reads.
 
@@ -317,7 +318,7 @@ def _compile_until_done(
     at once (a step's, then the count of its result: :func:`count_opcodes`).
     """
     module = _input_mlir(text, mlir)  # here, so that parse errors are this step's
-    outcome: Dict[str, Optional[str]] = {}
+    outcome: dict[str, str | None] = {}
 
     def compile_() -> None:
         try:
@@ -337,8 +338,8 @@ def _compile_until_done(
 
 
 def finish_pass(
-    dump_dir: str, spec: PassSpec, error: Optional[str] = None
-) -> Optional[Analysis]:
+    dump_dir: str, spec: PassSpec, error: str | None = None
+) -> Analysis | None:
     """Read a pass's result from its dumps: the new state, or None if unchanged.
 
     Raises :class:`PassCrashedError` when the compile stopped before the pass
@@ -359,7 +360,7 @@ def finish_pass(
 
 def run_pass(
     text: str, spec: PassSpec, dump_dir: str, background: bool = False, mlir: bytes = b""
-) -> Optional[Analysis]:
+) -> Analysis | None:
     """Run one pass alone on normalized ``text``: the new state, or None.
 
     ``mlir``: ``Analysis.mlir`` of ``text``, if known. With ``background``,
@@ -371,7 +372,7 @@ def run_pass(
     return finish_pass(dump_dir, spec, error)
 
 
-def finish_default(dump_dir: str, error: Optional[str] = None) -> Analysis:
+def finish_default(dump_dir: str, error: str | None = None) -> Analysis:
     """Read XLA's default pipeline result from a full compile's dumps."""
     path = default_pipeline_dump(dump_dir)
     if path is None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from pathlib import Path
-from typing import ClassVar, FrozenSet, List, Optional, Tuple
+from typing import ClassVar
 
 from xla_service.proto import ActionSpace, Benchmark, Event, ObservationSpace
 
@@ -19,11 +19,11 @@ class CompilationSession(ABC):
     """One episode's compiler state, owned by the service runtime."""
 
     compiler_version: ClassVar[str] = ""
-    action_spaces: ClassVar[List[ActionSpace]] = []
-    observation_spaces: ClassVar[List[ObservationSpace]] = []
+    action_spaces: ClassVar[list[ActionSpace]] = []
+    observation_spaces: ClassVar[list[ObservationSpace]] = []
     #: Parameters that change the whole service: the runtime accepts them only
     #: from a client that presents the service's admin token.
-    service_parameters: ClassVar[FrozenSet[str]] = frozenset()
+    service_parameters: ClassVar[frozenset[str]] = frozenset()
 
     def __init__(
         self, working_directory: Path, action_space: ActionSpace, benchmark: Benchmark
@@ -36,7 +36,7 @@ class CompilationSession(ABC):
         """Called before the actions of each ``Step`` request."""
 
     @abstractmethod
-    def apply_action(self, action: Event) -> Tuple[bool, Optional[ActionSpace], bool]:
+    def apply_action(self, action: Event) -> tuple[bool, ActionSpace | None, bool]:
         """Apply one action.
 
         :return: ``(end_of_session, new_action_space or None,
@@ -47,11 +47,11 @@ class CompilationSession(ABC):
     def get_observation(self, observation_space: ObservationSpace) -> Event:
         """Compute one observation of the current state."""
 
-    def fork(self) -> "CompilationSession":
+    def fork(self) -> CompilationSession:
         """An independent copy of this session, in its current state."""
         raise NotImplementedError(f"{type(self).__name__} does not support fork()")
 
-    def handle_session_parameter(self, key: str, value: str) -> Optional[str]:
+    def handle_session_parameter(self, key: str, value: str) -> str | None:
         """Handle a session parameter. ``None`` means "not understood"."""
         del key, value
         return None

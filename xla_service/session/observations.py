@@ -9,8 +9,9 @@ table (``python -m xla_service.session.observations``).
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Dict, List, Protocol, Sequence, Tuple
+from typing import Protocol
 
 from xla_service.catalog.opcodes import OPCODES
 from xla_service.catalog.passes import PASS_NAMES
@@ -51,7 +52,7 @@ class ObservedSession(Protocol):
     state: Analysis
     runtime_repetitions: int
     input_seed: int
-    last_pass_errors: List[str]
+    last_pass_errors: list[str]
 
     @property
     def default(self) -> Analysis: ...
@@ -154,14 +155,14 @@ def _runtime(s: ObservedSession, state: Analysis) -> Event:
 
 _N, _C = len(OPCODES), len(COST_KEYS)
 
-OBSERVATIONS: Tuple[Observation, ...] = (
+OBSERVATIONS: tuple[Observation, ...] = (
     Observation(
         "Hlo", "str: the current normalized module as HLO text",
         Space(string_value={}), Event(string_value=""),
         lambda s: Event(string_value=s.state.text),
     ),
     Observation(
-        "OpCount", "int: the op count of the current module (README, \"Op count\")",
+        "OpCount", "int: the op count of the current module (docs/concepts.md, \"The op count\")",
         _int(), _int_event(0), lambda s: _int_event(s.state.op_count),
     ),
     Observation(
@@ -201,7 +202,7 @@ OBSERVATIONS: Tuple[Observation, ...] = (
         lambda s: _doubles_event(s.engine.cost_analysis(s.initial)),
     ),
     Observation(
-        "HloGraph", "`networkx.MultiDiGraph`: the current module as a graph (README, \"HloGraph\")",
+        "HloGraph", "`networkx.MultiDiGraph`: the current module as a graph (below, \"HloGraph\")",
         Space(string_value={"length_range": {"min": 0}}), _graph(_EMPTY_GRAPH),
         lambda s: _graph(s.engine.hlo_graph(s.state).encode()),
     ),
@@ -255,8 +256,8 @@ OBSERVATIONS: Tuple[Observation, ...] = (
 )
 
 #: The spaces as CompilerGym's ``GetSpaces`` sends them, in this order.
-OBSERVATION_SPACES: List[ObservationSpace] = [o.proto() for o in OBSERVATIONS]
-_BY_NAME: Dict[str, Observation] = {o.name: o for o in OBSERVATIONS}
+OBSERVATION_SPACES: list[ObservationSpace] = [o.proto() for o in OBSERVATIONS]
+_BY_NAME: dict[str, Observation] = {o.name: o for o in OBSERVATIONS}
 
 
 def get(name: str) -> Observation:

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Callable, Dict, FrozenSet, Optional, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 from xla_service.catalog.schema import MAX_RUNTIME_REPETITIONS
 from xla_service.passes.analysis import Analysis
@@ -39,7 +40,7 @@ PASS_ERROR_MODES = ("no_effect", "raise")
 #: The service's default for ``xla.pass_errors``.
 PASS_ERRORS_VARIABLE = "XLA_GYM_PASS_ERRORS"
 #: Settings of the whole service: only the client that launched it may change them.
-SERVICE_PARAMETERS: FrozenSet[str] = frozenset({"xla.step_timeout", "xla.engine.workers"})
+SERVICE_PARAMETERS: frozenset[str] = frozenset({"xla.step_timeout", "xla.engine.workers"})
 #: Parameters that exist for tests only (served when ``XLA_GYM_TEST_HOOKS=1``).
 _TEST_HOOKS = os.environ.get("XLA_GYM_TEST_HOOKS", "") not in ("", "0")
 
@@ -138,7 +139,7 @@ def _settle_for(s: ParameterSession, key: str, value: str) -> str:
     return value
 
 
-PARAMETERS: Dict[str, Callable[[ParameterSession, str, str], str]] = {
+PARAMETERS: dict[str, Callable[[ParameterSession, str, str], str]] = {
     "xla.runtime.repetitions": _repetitions,
     "xla.inputs.seed": _seed,
     "xla.pass_errors": _pass_errors,
@@ -150,7 +151,7 @@ PARAMETERS: Dict[str, Callable[[ParameterSession, str, str], str]] = {
 }
 
 
-def handle_parameter(session: ParameterSession, key: str, value: str) -> Optional[str]:
+def handle_parameter(session: ParameterSession, key: str, value: str) -> str | None:
     """The reply to ``key``, or None if it is not an xla-v0 parameter."""
     handler = PARAMETERS.get(key)
     return None if handler is None else handler(session, key, value)

@@ -8,8 +8,6 @@ wrappers work. The observation spaces are in ``observations.py``.
 """
 from __future__ import annotations
 
-from typing import List
-
 from xla_service.catalog.passes import PASS_NAMES
 from xla_service.proto import ActionSpace, CommandlineSpace, Space
 
@@ -18,12 +16,12 @@ __all__ = ["ACTION_SPACES", "ACTION_SPACE_NAME"]
 ACTION_SPACE_NAME = "passes"
 
 
-def _commandline(names: List[str]) -> Space:
+def _commandline(names: list[str]) -> Space:
     space = Space()
     space.any_value.Pack(CommandlineSpace(name=names))
     return space
 
 
-ACTION_SPACES: List[ActionSpace] = [
+ACTION_SPACES: list[ActionSpace] = [
     ActionSpace(name=ACTION_SPACE_NAME, space=_commandline(list(PASS_NAMES)))
 ]

@@ -10,9 +10,10 @@ from __future__ import annotations
 import logging
 import threading
 import zlib
+from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
-from typing import Callable, ClassVar, FrozenSet, List, Optional, Tuple
+from typing import ClassVar
 
 from xla_service.catalog.passes import PASS_NAMES
 from xla_service.catalog.schema import DEFAULT_RUNTIME_REPETITIONS
@@ -36,7 +37,7 @@ __all__ = ["XlaSession", "configure_engine", "shared_engine", "close_engine"]
 
 logger = logging.getLogger(__name__)
 
-_engine: Optional[Engine] = None
+_engine: Engine | None = None
 _engine_factory: Callable[[], Engine] = Engine
 _engine_lock = threading.Lock()
 
@@ -80,6 +81,8 @@ def _gunzip(data: bytes, uri: str) -> bytes:
         text = reader.decompress(data, MAX_MODULE_BYTES + 1)
     except zlib.error as e:
         raise BenchmarkError(f"Benchmark {uri!r} is not valid gzip: {e}") from None
+    if not reader.eof and len(text) <= MAX_MODULE_BYTES:
+        raise BenchmarkError(f"Benchmark {uri!r} is not valid gzip: the stream is truncated or corrupt")
     if len(text) > MAX_MODULE_BYTES:
         raise BenchmarkError(
             f"Benchmark {uri!r}: HLO module too large: expected at most "
@@ -92,35 +95,37 @@ class XlaSession(CompilationSession):
     """One episode: the current module of one benchmark."""
 
     compiler_version: ClassVar[str] = f"jaxlib {version('jaxlib')}"
-    action_spaces: ClassVar[List[ActionSpace]] = ACTION_SPACES
-    observation_spaces: ClassVar[List[ObservationSpace]] = OBSERVATION_SPACES
-    service_parameters: ClassVar[FrozenSet[str]] = SERVICE_PARAMETERS
+    action_spaces: ClassVar[list[ActionSpace]] = ACTION_SPACES
+    observation_spaces: ClassVar[list[ObservationSpace]] = OBSERVATION_SPACES
+    service_parameters: ClassVar[frozenset[str]] = SERVICE_PARAMETERS
 
     def __init__(
         self,
         working_directory: Path,
         action_space: ActionSpace,
         benchmark: Benchmark,
-        engine: Optional[Engine] = None,
+        engine: Engine | None = None,
     ) -> None:
         super().__init__(working_directory, action_space, benchmark)
         self.engine = engine or shared_engine()
         try:
             self.initial = self.engine.load(_benchmark_text(benchmark))
         except XlaGymError as e:  # say which benchmark
+            if str(e).startswith(f"Benchmark {benchmark.uri!r}"):
+                raise
             raise type(e)(f"Benchmark {benchmark.uri!r}: {e}", transient=e.transient) from None
         self.state = self.initial
-        self._default: Optional[Analysis] = None
+        self._default: Analysis | None = None
         self.runtime_repetitions = DEFAULT_RUNTIME_REPETITIONS
         self.input_seed = 0
         self.pass_errors = pass_errors_default()
         #: ``"<pass>: <XLA's message>"`` for each pass of the current step that failed.
-        self.last_pass_errors: List[str] = []
+        self.last_pass_errors: list[str] = []
 
     def start_step(self) -> None:
         self.last_pass_errors = []
 
-    def apply_action(self, action: Event) -> Tuple[bool, Optional[ActionSpace], bool]:
+    def apply_action(self, action: Event) -> tuple[bool, ActionSpace | None, bool]:
         kind = action.WhichOneof("value")
         if kind != "int64_value":
             raise UnknownPassError(
@@ -161,10 +166,10 @@ class XlaSession(CompilationSession):
     def get_observation(self, observation_space: ObservationSpace) -> Event:
         return observations.get(observation_space.name).compute(self)
 
-    def handle_session_parameter(self, key: str, value: str) -> Optional[str]:
+    def handle_session_parameter(self, key: str, value: str) -> str | None:
         return handle_parameter(self, key, value)
 
-    def fork(self) -> "XlaSession":
+    def fork(self) -> XlaSession:
         fork = object.__new__(XlaSession)
         fork.__dict__.update(self.__dict__)  # states are immutable: sharing is safe
         fork.last_pass_errors = list(self.last_pass_errors)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
 
 from xla_service.store.sqlite import DEFAULT_MAX_BYTES, ExperienceStore
 
@@ -27,7 +26,7 @@ def default_path() -> Path:
     return Path(cache) / "xla-gym" / "experience.sqlite"
 
 
-def open_store(setting: Optional[str] = None) -> Optional[ExperienceStore]:
+def open_store(setting: str | None = None) -> ExperienceStore | None:
     """The store that ``setting`` (default ``$XLA_GYM_STORE``) names: a path, ``default``,
     or ``off``; None when off."""
     value = os.environ.get(STORE_VARIABLE, "default") if setting is None else setting

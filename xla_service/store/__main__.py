@@ -9,7 +9,6 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import List, Optional
 
 from xla_service.store import STORE_VARIABLE, default_path, open_store
 from xla_service.store.export import export_transitions
@@ -38,7 +37,7 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Optional[List[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     store = open_store(args.store)
     if store is None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import zlib
-from typing import Any, Optional, Tuple
+from typing import Any
 
 from xla_service import errors
 from xla_service.passes.analysis import Analysis
@@ -34,7 +34,7 @@ def checksum(*parts: bytes) -> bytes:
     return digest.digest()
 
 
-def encode_value(value: Any) -> Tuple[bytes, Optional[Analysis]]:
+def encode_value(value: Any) -> tuple[bytes, Analysis | None]:
     """``(bytes, state to store beside it)`` for a cached value.
 
     A state (:class:`Analysis`) is stored by digest in the states table and
@@ -76,7 +76,7 @@ def decode_value(data: bytes, load_state: Any) -> Any:
     raise CorruptRow(f"unknown tag {tag!r}")
 
 
-def encode_state(state: Analysis) -> Tuple[bytes, bytes]:
+def encode_state(state: Analysis) -> tuple[bytes, bytes]:
     """``(compressed text, opcode counts)`` of a state."""
     counts = b"".join(int(c).to_bytes(4, "little") for c in state.opcode_counts)
     return zlib.compress(state.text.encode(), 6), counts

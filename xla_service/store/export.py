@@ -26,7 +26,7 @@ and the scalars ``semantics`` (jaxlib, engine, catalog, op count rule),
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Dict, List
+from typing import Any
 
 import numpy as np
 
@@ -43,16 +43,16 @@ _INDEX = {name: i for i, name in enumerate(PASS_NAMES)}
 
 def export_transitions(store: ExperienceStore, out: Path) -> int:
     """Write the store's steps to ``out`` (``.npz``); returns how many rows."""
-    columns: Dict[str, List[object]] = {
+    columns: dict[str, list[object]] = {
         k: []
         for k in (
             "state", "action", "next_state", "op_count", "next_op_count", "reward",
             "changed", "failed", "state_digest", "next_digest", "error",
         )
     }
-    states: Dict[str, object] = {}
+    states: dict[str, Any] = {}
 
-    def state(digest: str) -> object:
+    def state(digest: str) -> Any:
         if digest not in states:
             states[digest] = store.state(digest) or MISS
         return states[digest]
@@ -71,17 +71,17 @@ def export_transitions(store: ExperienceStore, out: Path) -> int:
             continue
         failed = isinstance(result, Failure)
         after = s if result is None or failed else result
-        columns["state"].append(s.opcode_counts)  # type: ignore[attr-defined]
+        columns["state"].append(s.opcode_counts)
         columns["action"].append(_INDEX[name])
-        columns["next_state"].append(after.opcode_counts)  # type: ignore[attr-defined]
-        columns["op_count"].append(s.op_count)  # type: ignore[attr-defined]
-        columns["next_op_count"].append(after.op_count)  # type: ignore[attr-defined]
-        columns["reward"].append(float(s.op_count - after.op_count))  # type: ignore[attr-defined]
+        columns["next_state"].append(after.opcode_counts)
+        columns["op_count"].append(s.op_count)
+        columns["next_op_count"].append(after.op_count)
+        columns["reward"].append(float(s.op_count - after.op_count))
         columns["changed"].append(after is not s)
         columns["failed"].append(failed)
         columns["state_digest"].append(digest)
-        columns["next_digest"].append(after.digest)  # type: ignore[attr-defined]
-        columns["error"].append(result.message if failed else "")  # type: ignore[union-attr]
+        columns["next_digest"].append(after.digest)
+        columns["error"].append(result.message if failed else "")
     rows = len(columns["action"])
     arrays = {
         "state": np.asarray(columns["state"], dtype=np.int64).reshape(rows, len(OPCODES)),
@@ -96,11 +96,8 @@ def export_transitions(store: ExperienceStore, out: Path) -> int:
         "next_digest": np.asarray(columns["next_digest"], dtype=str),
         "error": np.asarray(columns["error"], dtype=str),
     }
-    np.savez_compressed(
-        out,
-        **arrays,
-        semantics=np.asarray(store.semantics),
-        pass_names=np.asarray(PASS_NAMES),
-        opcodes=np.asarray(OPCODES),
-    )
+    arrays["semantics"] = np.asarray(store.semantics)
+    arrays["pass_names"] = np.asarray(PASS_NAMES)
+    arrays["opcodes"] = np.asarray(OPCODES)
+    np.savez_compressed(out, **arrays)  # type: ignore[arg-type]
     return rows

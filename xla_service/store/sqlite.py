@@ -22,8 +22,9 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Dict, Iterator, Optional, Tuple
+from typing import Any
 
 from xla_service.catalog import semantics_key
 from xla_service.passes.analysis import Analysis
@@ -69,7 +70,7 @@ class ExperienceStore:
         self,
         path: os.PathLike | str,
         max_bytes: int = DEFAULT_MAX_BYTES,
-        semantics: Optional[str] = None,
+        semantics: str | None = None,
         timeout: float = 10.0,
     ) -> None:
         self.path = Path(path)
@@ -159,12 +160,12 @@ class ExperienceStore:
         self._touch("states", used, "digest=?", (digest,))
         return decode_state(digest, text, counts)
 
-    def state(self, digest: str) -> Optional[Analysis]:
+    def state(self, digest: str) -> Analysis | None:
         """The stored state ``digest``, or None."""
         found = self._state(digest)
         return None if found is MISS else found
 
-    def results(self, kind: str) -> Iterator[Tuple[Tuple[str, str], bytes]]:
+    def results(self, kind: str) -> Iterator[tuple[tuple[str, str], bytes]]:
         """``((digest, argument), encoded value)`` of every valid stored result of ``kind``."""
         with self._lock:
             rows = self._db.execute(
@@ -175,7 +176,7 @@ class ExperienceStore:
             if checksum(self._key_bytes((kind, digest, arg)), value) == stored:
                 yield (digest, arg), value
 
-    def outcomes(self, digest: str) -> Dict[str, str]:
+    def outcomes(self, digest: str) -> dict[str, str]:
         """What each stored pass did to state ``digest``: ``changed``, ``unchanged`` or ``failed``."""
         try:
             with self._lock:
@@ -194,7 +195,7 @@ class ExperienceStore:
 
     # ------------------------------------------------------------ maintenance
 
-    def _touch(self, table: str, used: float, where: str, args: Tuple[Any, ...]) -> None:
+    def _touch(self, table: str, used: float, where: str, args: tuple[Any, ...]) -> None:
         now = time.time()
         if now - used < _TOUCH_SECONDS:
             return
@@ -235,7 +236,7 @@ class ExperienceStore:
                 removed += self._db.execute("DELETE FROM states WHERE used <= ?", (cut[0],)).rowcount
         return removed
 
-    def stats(self) -> Dict[str, Any]:
+    def stats(self) -> dict[str, Any]:
         with self._lock:
             kinds = dict(
                 self._db.execute(
@@ -255,7 +256,7 @@ class ExperienceStore:
             "errors": self.errors,
         }
 
-    def verify(self, repair: bool = False) -> Dict[str, int]:
+    def verify(self, repair: bool = False) -> dict[str, int]:
         """Check every row's checksum (and states' digests); with ``repair``, delete bad rows."""
         bad_results, bad_states, rows = [], [], 0
         for key, value, stored in self._iterate("SELECT semantics, kind, digest, arg, value, checksum FROM results"):
@@ -280,7 +281,7 @@ class ExperienceStore:
                     self._db.execute("DELETE FROM states WHERE digest=?", (digest,))
         return {"rows": rows, "bad_results": len(bad_results), "bad_states": len(bad_states)}
 
-    def _iterate(self, query: str, key_columns: int = 4, value_columns: int = 1) -> Iterator[Tuple[Any, ...]]:
+    def _iterate(self, query: str, key_columns: int = 4, value_columns: int = 1) -> Iterator[tuple[Any, ...]]:
         with self._lock:
             rows = self._db.execute(query).fetchall()
         for row in rows:

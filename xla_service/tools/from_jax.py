@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import Any, Callable, Optional
+from collections.abc import Callable
+from typing import Any
 
 from compiler_gym.datasets import Benchmark
 
@@ -36,7 +37,7 @@ def hlo_text_from_jax(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> str:
 
 
 def benchmark_from_jax(
-    fn: Callable[..., Any], *args: Any, uri: Optional[str] = None, **kwargs: Any
+    fn: Callable[..., Any], *args: Any, uri: str | None = None, **kwargs: Any
 ) -> Benchmark:
     """A ``benchmark://jax-v0/<name>-<digest>`` benchmark (or ``uri``) of ``fn(*args)``."""
     if not callable(fn):

@@ -28,8 +28,8 @@ children. The search ends when such a sweep turns up no new pass.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Set, Tuple
 
 from compiler_gym.envs import CompilerEnv
 
@@ -38,10 +38,10 @@ from leaderboard.agents.common import op_count
 __all__ = ["Beam", "policy"]
 
 #: (op count, actions from the start, a fork of the env in that state)
-Candidate = Tuple[int, List[int], CompilerEnv]
+Candidate = tuple[int, list[int], CompilerEnv]
 
 
-def _key(candidate: Candidate) -> Tuple[int, int]:
+def _key(candidate: Candidate) -> tuple[int, int]:
     return candidate[0], len(candidate[1])
 
 
@@ -55,15 +55,15 @@ class Beam:
     width: int = 4
     depth: int = 12
     lazy: bool = False
-    patience: Optional[int] = None
+    patience: int | None = None
     diverse: bool = False
 
     def __call__(self, env: CompilerEnv) -> None:
         every = list(range(env.action_space.n))
-        seen: Set[Tuple[int, ...]] = {tuple(env.observation["OpcodeCounts"])}
-        changing: Set[int] = set()  # the passes that have changed some state
-        best: Tuple[int, List[int]] = (op_count(env), [])
-        beam: List[Candidate] = [(best[0], [], env.fork())]
+        seen: set[tuple[int, ...]] = {tuple(env.observation["OpcodeCounts"])}
+        changing: set[int] = set()  # the passes that have changed some state
+        best: tuple[int, list[int]] = (op_count(env), [])
+        beam: list[Candidate] = [(best[0], [], env.fork())]
         candidates = every
         stale = 0
         try:
@@ -96,12 +96,12 @@ class Beam:
         if best[1]:
             env.multistep(best[1])
 
-    def _keep(self, children: List[Candidate]) -> List[Candidate]:
+    def _keep(self, children: list[Candidate]) -> list[Candidate]:
         """The ``width`` best children (``diverse``: the best per last pass
         first); the others' forks are closed."""
         children.sort(key=_key)
         if self.diverse:
-            firsts: Dict[int, Candidate] = {}  # last pass -> its best child
+            firsts: dict[int, Candidate] = {}  # last pass -> its best child
             for child in children:
                 firsts.setdefault(child[1][-1], child)
             chosen = {id(c) for c in firsts.values()}
@@ -111,10 +111,10 @@ class Beam:
 
     @staticmethod
     def _expand(
-        beam: List[Candidate], actions: List[int], seen: Set[Tuple[int, ...]], changing: Set[int]
-    ) -> List[Candidate]:
+        beam: list[Candidate], actions: list[int], seen: set[tuple[int, ...]], changing: set[int]
+    ) -> list[Candidate]:
         """Every new state one of ``actions`` leads to from a beam state."""
-        children: List[Candidate] = []
+        children: list[Candidate] = []
         for _, path, parent in beam:
             for action in actions:
                 child = parent.fork()

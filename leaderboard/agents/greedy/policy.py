@@ -14,8 +14,8 @@ pipeline (replayed pass by pass) leaves: a polish of the default ordering.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Dict, Iterable, Optional
 
 from compiler_gym.envs import CompilerEnv
 
@@ -49,9 +49,9 @@ class Greedy:
                 candidates = sorted(improving)
 
     @staticmethod
-    def _improving(env: CompilerEnv, actions: Iterable[int], current: int) -> Dict[int, int]:
+    def _improving(env: CompilerEnv, actions: Iterable[int], current: int) -> dict[int, int]:
         """Action -> op count after it, for the actions that lower the op count."""
-        counts: Dict[int, Optional[int]] = {a: try_pass(env, a) for a in actions}
+        counts: dict[int, int | None] = {a: try_pass(env, a) for a in actions}
         return {a: c for a, c in counts.items() if c is not None and c < current}
 
 

@@ -7,7 +7,6 @@ that state. Replays are cheap: the service caches (module, pass) results.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List
 
 import numpy as np
 from compiler_gym.envs import CompilerEnv
@@ -26,11 +25,11 @@ class RandomSearch:
     def __call__(self, env: CompilerEnv) -> None:
         rng = np.random.default_rng(self.seed)
         benchmark = env.benchmark
-        best: List[int] = []
+        best: list[int] = []
         best_count = op_count(env)
         for _ in range(self.trials):
             env.reset(benchmark=benchmark)
-            actions: List[int] = []
+            actions: list[int] = []
             for _ in range(self.length):
                 action = int(rng.integers(env.action_space.n))
                 try:

@@ -8,7 +8,8 @@ env it is handed, so the two can never diverge.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Tuple
+from collections.abc import Mapping
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -18,10 +19,10 @@ from xla_service.catalog.opcodes import OPCODES
 __all__ = ["COST_FEATURES", "features", "observation_spaces", "RlFeatures", "size"]
 
 #: Cost-analysis entries appended with ``cost_features``.
-COST_FEATURES: Tuple[str, ...] = ("flops", "transcendentals", "bytes accessed")
+COST_FEATURES: tuple[str, ...] = ("flops", "transcendentals", "bytes accessed")
 
 
-def observation_spaces(cost_features: bool) -> Tuple[str, ...]:
+def observation_spaces(cost_features: bool) -> tuple[str, ...]:
     """The xla-v0 observation spaces the features are made of."""
     return ("OpcodeCounts", "CostAnalysisDict") if cost_features else ("OpcodeCounts",)
 
@@ -30,7 +31,7 @@ def size(cost_features: bool) -> int:
     return len(OPCODES) + (len(COST_FEATURES) if cost_features else 0)
 
 
-def features(counts: Any, cost: Optional[Mapping[str, Any]] = None) -> np.ndarray:
+def features(counts: Any, cost: Mapping[str, Any] | None = None) -> np.ndarray:
     """The feature vector of one state (``cost``: ``CostAnalysisDict``, or None)."""
     parts = [np.log1p(np.asarray(counts, dtype=np.float64).reshape(-1))]
     if cost is not None:

@@ -6,7 +6,7 @@ so only the critic (the baseline) uses them.
 """
 from __future__ import annotations
 
-from typing import Any, Type
+from typing import Any
 
 import torch
 from stable_baselines3.common.policies import ActorCriticPolicy
@@ -15,7 +15,7 @@ from stable_baselines3.common.torch_layers import FlattenExtractor
 __all__ = ["value_only_policy"]
 
 
-def value_only_policy(len_hidden: int) -> Type[ActorCriticPolicy]:
+def value_only_policy(len_hidden: int) -> type[ActorCriticPolicy]:
     """An ActorCriticPolicy whose actor does not see the last ``len_hidden`` features."""
 
     class _MaskTail(FlattenExtractor):

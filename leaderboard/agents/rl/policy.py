@@ -22,7 +22,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, List, Optional, Set, Union
+from typing import Any
 
 import numpy as np
 from compiler_gym.envs import CompilerEnv
@@ -35,9 +35,9 @@ __all__ = ["RlPolicy", "from_env"]
 
 @dataclass
 class RlPolicy:
-    run: Union[str, Path]
+    run: str | Path
     #: A checkpoint of the run to act with (default: its final ``model.zip``).
-    checkpoint: Optional[Union[str, Path]] = None
+    checkpoint: str | Path | None = None
 
     def __post_init__(self) -> None:
         from leaderboard.agents.rl.train import model_class
@@ -70,9 +70,9 @@ class RlPolicy:
 
     def __call__(self, env: CompilerEnv) -> None:
         benchmark = env.benchmark
-        actions: List[int] = []
+        actions: list[int] = []
         best, best_count = 0, op_count(env)
-        futile: Set[int] = set()  # actions that changed nothing from the current state
+        futile: set[int] = set()  # actions that changed nothing from the current state
         for _ in range(self.args["episode_length"]):
             ranked = [int(a) for a in self.preferences(self._observe(env)) if int(a) not in futile]
             if not ranked:

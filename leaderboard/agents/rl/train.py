@@ -21,10 +21,11 @@ import platform
 import random
 import sys
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any
 
 import numpy as np
 
@@ -72,7 +73,7 @@ class Args:
     """run environments in this process (DummyVecEnv) instead of subprocesses"""
 
 
-def parse_args(argv: Optional[Sequence[str]] = None) -> Args:
+def parse_args(argv: Sequence[str] | None = None) -> Args:
     """Every field of :class:`Args` as a ``--kebab-case`` flag, its docstring the help."""
     parser = argparse.ArgumentParser(
         description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
@@ -91,7 +92,7 @@ def parse_args(argv: Optional[Sequence[str]] = None) -> Args:
     return args
 
 
-def _field_docs() -> Dict[str, str]:
+def _field_docs() -> dict[str, str]:
     """The string under each field of Args (its help text)."""
     import ast
     import inspect
@@ -115,7 +116,7 @@ def run_name(args: Args) -> str:
     return f"{args.algo}-{args.reward_space}{features}-seed{args.seed}"
 
 
-def _env_factory(args: Args, benchmarks: List[str], rank: int, log_dir: Path) -> Callable[[], Any]:
+def _env_factory(args: Args, benchmarks: list[str], rank: int, log_dir: Path) -> Callable[[], Any]:
     def make() -> Any:
         import gymnasium
         from stable_baselines3.common.monitor import Monitor
@@ -144,7 +145,7 @@ def _model(args: Args, env: Any, tensorboard: Path) -> Any:
 
     from leaderboard.agents.rl.policies import value_only_policy
 
-    common: Dict[str, Any] = dict(
+    common: dict[str, Any] = dict(
         seed=args.seed, verbose=1, learning_rate=args.learning_rate, tensorboard_log=str(tensorboard)
     )
     if args.algo == "dqn":
@@ -157,7 +158,7 @@ def _model(args: Args, env: Any, tensorboard: Path) -> Any:
     return cls(policy, env, n_steps=args.n_steps, **extra, **common)
 
 
-def train(args: Args) -> Tuple[Path, Any]:
+def train(args: Args) -> tuple[Path, Any]:
     """Train; return the run folder and the model."""
     import torch
     from stable_baselines3.common.callbacks import CheckpointCallback
@@ -215,7 +216,7 @@ def model_class(algo: str) -> Any:
     return {"ppo": sb3.PPO, "a2c": sb3.A2C, "dqn": sb3.DQN, "trpo": sb3_contrib.TRPO}[algo]
 
 
-def latest_checkpoint(run: Path) -> Optional[Path]:
+def latest_checkpoint(run: Path) -> Path | None:
     """The checkpoint of ``run`` with the most steps, or None."""
     found = sorted(
         (run / "checkpoints").glob("rl_model_*_steps.zip"), key=lambda p: int(p.stem.split("_")[-2])
@@ -223,9 +224,9 @@ def latest_checkpoint(run: Path) -> Optional[Path]:
     return found[-1] if found else None
 
 
-def hyperparameters(model: Any) -> Dict[str, Any]:
+def hyperparameters(model: Any) -> dict[str, Any]:
     """Every scalar setting of an SB3 model (its defaults included), for args.json."""
-    out: Dict[str, Any] = {"class": type(model).__name__, "policy": type(model.policy).__name__}
+    out: dict[str, Any] = {"class": type(model).__name__, "policy": type(model.policy).__name__}
     for key, value in sorted(vars(model).items()):
         if key.startswith("_") or key in ("num_timesteps", "start_time", "verbose"):
             continue
