@@ -21,7 +21,7 @@ from pathlib import Path
 from _common import ROOT, mixed_sequence
 
 from xla_service.catalog.passes import get_pass
-from xla_service.passes import xla
+from xla_service.passes import compile, hlo, xla
 from xla_service.passes.dumps import read_pass_dumps
 from xla_service.passes.engine import Engine
 
@@ -32,12 +32,12 @@ def minimal_step(text: str, name: str) -> str:
     spec = get_pass(name)
     dump_dir = tempfile.mkdtemp(prefix="minimal-")
     try:
-        xla._compile_until_done(text, spec.disable, dump_dir)
+        compile.compile_until_done(text, spec.disable, dump_dir)
         dumps = read_pass_dumps(dump_dir, spec.runs, spec.is_fixpoint)
         result = Path(dumps.result_path).read_text() if dumps.result_path else text
-        return xla._round_trip(result)
+        return hlo.round_trip(result)
     finally:
-        xla.settle()
+        compile.settle()
         shutil.rmtree(dump_dir, ignore_errors=True)
 
 

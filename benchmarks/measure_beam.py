@@ -30,7 +30,7 @@ SETTINGS = [
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--benchmark", default="benchmark://xla-bert-v0/bert-l6-d128-h4-s64-b1-adamw-f32-train",
                         help="the module (default: %(default)s)")
     parser.add_argument("--no-beam", action="store_true", help="only the sequences and the pass count (~1 min)")

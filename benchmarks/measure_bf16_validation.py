@@ -32,7 +32,7 @@ def _outputs(text: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--suite", default="xla-gpt2-v0", help="bundled suite of the module (default: %(default)s)")
     parser.add_argument("--module", default="gpt2-l6-d64-h2-s32-b2-bf16-infer", help="module name in the suite (default: %(default)s)")
     parser.add_argument(

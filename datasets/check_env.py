@@ -46,7 +46,7 @@ def check(uris: Sequence[str], entries: dict) -> list[tuple[str, str]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--families", default="", help="comma-separated families (default: all)")
     parser.add_argument("--limit", type=int, default=0, help="if > 0, the first N benchmarks of each suite")
     args = parser.parse_args(argv)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from xla_service.passes import xla as _xla
+from xla_service.passes.hlo import to_mlir
 
 __all__ = [
     "normalize",
@@ -87,7 +88,7 @@ def compile_with_default(text: str, fast_codegen: bool = True) -> tuple[Any, str
             debug.xla_llvm_disable_expensive_passes = True
         client = _client()
         executable = client.compile_and_load(
-            _xla._to_mlir(parse(text)), xla_client.DeviceList(tuple(client.local_devices())), options
+            to_mlir(parse(text)), xla_client.DeviceList(tuple(client.local_devices())), options
         )
         path = default_pipeline_dump(d)
         if path is not None and ".before_layout-assignment." in path:

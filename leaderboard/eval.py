@@ -46,7 +46,7 @@ def load_policy(spec: str) -> Policy:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--policy", required=True, help="the policy, as MODULE:FUNCTION")
     add_flags(parser)
     args, rest = parser.parse_known_args(argv)

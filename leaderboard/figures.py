@@ -2,9 +2,11 @@
 
 ``python -m leaderboard.figures [--out leaderboard/figures]``
 
-- ``algorithms.png`` (like the paper's Figure 2): the improvement over XLA's
-  default pipeline (the paper's metric, ``leaderboard.summary``) of every
-  agent, per test family and overall.
+- ``algorithms.png`` (like the paper's Figure 2): every agent's op count
+  against the replayed default pipeline (the geometric mean of
+  N_replay / N_agent over every benchmark, with its 95% bootstrap interval as
+  an error bar; ``leaderboard.summary``), per test family, the paper's mix and
+  overall.
 - ``per_benchmark.png`` (like its Figure 3): per benchmark, the op-count
   reduction of each chosen agent relative to the default pipeline's, minus one.
 - ``full_test.png``: like ``algorithms.png``, for the agents also run on the
@@ -13,8 +15,10 @@
   shaping and PPO with cost features in the value function.
 - ``training.png``: training curves (episode return against environment
   steps, a rolling mean) from the runs' ``monitor-*.csv`` files, one panel
-  per reward space (``OpCount`` returns are fractions of the initial op
-  count, ``OpCountShaped`` ones are in operations).
+  per reward space, each labelled with its unit (``OpCount`` returns are
+  fractions of the initial op count, ``OpCountShaped`` ones are in operations).
+
+Colours come from a 20-colour palette, so no two agents share one.
 
 Every input is a results CSV written by ``leaderboard.eval`` (``--results
 LABEL=PATH``, repeatable; defaults to the committed ones) or a run folder of
@@ -35,7 +39,16 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from leaderboard.summary import agent_op_count, family, op_counts, read_results, summarize  # noqa: E402
+from leaderboard.metrics import Aggregate  # noqa: E402
+from leaderboard.summary import (  # noqa: E402
+    PAPER_MIX,
+    agent_op_count,
+    family,
+    final_op_counts,
+    op_counts,
+    read_results,
+    summarize,
+)
 
 __all__ = ["DEFAULT_RESULTS", "labelled_results", "main"]
 
@@ -77,21 +90,36 @@ def labelled_results(
     return dict(item.split("=", 1) for item in items)
 
 
-def _improvements(paths: dict[str, str]) -> dict[str, dict[str, float]]:
-    """label -> family (and "overall") -> the paper's metric."""
-    return {label: {row.name: row.improvement for row in summarize(read_results([path]))} for label, path in paths.items()}
+#: 20 distinct colours (matplotlib's tab20, dark then light): one per agent.
+COLORS = [plt.get_cmap("tab20")(i) for i in list(range(0, 20, 2)) + list(range(1, 20, 2))]
 
 
-def _bars(ax: plt.Axes, table: dict[str, dict[str, float]], title: str) -> None:
-    groups = sorted({g for row in table.values() for g in row if g != "overall"}) + ["overall"]
+def _aggregates(paths: dict[str, str], baseline: str | None) -> dict[str, dict[str, Aggregate]]:
+    """label -> group -> the op-count ratio against ``baseline`` (or XLA's default) with its interval."""
+    base = final_op_counts(read_results([baseline])) if baseline else None
+    key = "vs_baseline_ratio" if base else "vs_default"
+    return {
+        label: {row.name: row.aggregates()[key] for row in summarize(read_results([path]), baseline=base)}
+        for label, path in paths.items()
+    }
+
+
+def _bars(ax: plt.Axes, table: dict[str, dict[str, Aggregate]], title: str, ylabel: str) -> None:
+    groups = sorted({g for row in table.values() for g in row if g.startswith("xla-")})
+    groups += [g for g in (PAPER_MIX, "overall") if any(g in row for row in table.values())]
     width = 0.8 / max(len(table), 1)
     for i, (label, row) in enumerate(table.items()):
-        values = [100 * row.get(g, math.nan) for g in groups]
-        ax.bar([x + i * width for x in range(len(groups))], values, width, label=label)
+        values = [row[g].value if g in row else math.nan for g in groups]
+        low = [v - row[g].low if g in row and not math.isnan(row[g].low) else 0.0 for g, v in zip(groups, values)]
+        high = [row[g].high - v if g in row and not math.isnan(row[g].high) else 0.0 for g, v in zip(groups, values)]
+        ax.bar(
+            [x + i * width for x in range(len(groups))], values, width, label=label,
+            color=COLORS[i % len(COLORS)], yerr=[low, high], capsize=1.5, error_kw={"linewidth": 0.6},
+        )
     ax.set_xticks([x + width * (len(table) - 1) / 2 for x in range(len(groups))])
-    ax.set_xticklabels([g.removeprefix("xla-").removesuffix("-v0") for g in groups])
-    ax.axhline(0, color="black", linewidth=0.8)
-    ax.set_ylabel("improvement over XLA default (%)")
+    ax.set_xticklabels([g.removeprefix("xla-").removesuffix("-v0").replace(" (", "\n(") for g in groups], fontsize=8)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(fontsize=7, ncol=2)
 
@@ -108,7 +136,10 @@ def _per_benchmark(ax: plt.Axes, paths: dict[str, str]) -> None:
     names = sorted(ratios, key=lambda b: (family(b), b))
     width = 0.8 / max(len(paths), 1)
     for i, label in enumerate(paths):
-        ax.bar([x + i * width for x in range(len(names))], [100 * ratios[b].get(label, math.nan) for b in names], width, label=label)
+        ax.bar(
+            [x + i * width for x in range(len(names))], [100 * ratios[b].get(label, math.nan) for b in names],
+            width, label=label, color=COLORS[i % len(COLORS)],
+        )
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels([b.rsplit("/", 1)[-1] for b in names], rotation=90, fontsize=6)
     ax.axhline(0, color="black", linewidth=0.8)
@@ -135,7 +166,7 @@ def _reward_space(run: Path) -> str:
 def _training(axes: Sequence[plt.Axes], spaces: Sequence[str], runs: Sequence[Path], window: int = 20) -> None:
     """One panel per reward space (their returns have different scales)."""
     for ax, space in zip(axes, spaces):
-        for run in (r for r in runs if _reward_space(r) == space):
+        for i, run in enumerate(r for r in runs if _reward_space(r) == space):
             episodes = sorted(row for m in run.glob("monitor-*.csv") for row in _monitor(m))
             steps, returns, total = [], [], 0
             for i, (_, length, _) in enumerate(episodes):
@@ -143,18 +174,24 @@ def _training(axes: Sequence[plt.Axes], spaces: Sequence[str], runs: Sequence[Pa
                 recent = episodes[max(0, i - window + 1) : i + 1]
                 steps.append(total)
                 returns.append(sum(r for _, _, r in recent) / len(recent))
-            ax.plot(steps, returns, label=run.name)
+            ax.plot(steps, returns, label=run.name, color=COLORS[i % len(COLORS)])
         ax.set_xlabel("environment steps (all environments)")
-        ax.set_ylabel(f"episode return, rolling mean of {window}")
+        unit = "fraction of the initial op count" if space == "OpCount" else "operations, shaped"
+        ax.set_ylabel(f"episode return ({unit}), rolling mean of {window}")
         ax.set_title(f"Training on the GPT-2 train split: {space}")
         ax.legend(fontsize=7)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--results", action="append", default=None, metavar="LABEL=PATH", help="a results CSV and its label (repeatable; default: the committed results)")
     parser.add_argument("--runs", action="append", default=None, help="an RL run folder for the training curves (repeatable; default: agents/rl/runs/*)")
-    parser.add_argument("--out", default=str(HERE / "figures"), help="folder for the PNG files (default: %(default)s)")
+    parser.add_argument("--out", default=str(HERE / "figures"), help="folder for the PNG files")
+    parser.add_argument(
+        "--baseline",
+        default=str(HERE / "agents/default_pipeline/results-test.csv"),
+        help="results CSV whose op counts the bars compare with ('none': XLA's default)",
+    )
     args = parser.parse_args(argv)
     paths = labelled_results(parser, args.results)
     if not paths:
@@ -162,20 +199,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     runs = [Path(r) for r in args.runs] if args.runs else sorted((HERE / "agents/rl/runs").glob("*"))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    table = _improvements(paths)
+    baseline = args.baseline if args.baseline != "none" else None
+    table = _aggregates(paths, baseline)
+    ylabel = "op count ratio N_replay / N_agent (geomean, 95% CI)" if baseline else "N_default / N_agent (geomean, 95% CI)"
 
-    figure, ax = plt.subplots(figsize=(12, 5))
-    _bars(ax, table, "Agents on the test sample")
+    figure, ax = plt.subplots(figsize=(13, 5))
+    _bars(ax, table, "Agents on the test sample: > 1 is fewer ops than the baseline", ylabel)
     _save(figure, out / "algorithms.png")
     ppo = {k: v for k, v in table.items() if k in PPO_FAMILY}
     if ppo:
-        figure, ax = plt.subplots(figsize=(8, 4.5))
-        _bars(ax, ppo, "PPO and the paper's two enhancements")
+        figure, ax = plt.subplots(figsize=(9, 4.5))
+        _bars(ax, ppo, "PPO and the paper's two enhancements", ylabel)
         _save(figure, out / "ppo_enhancements.png")
     full = {} if args.results else labelled_results(parser, None, FULL_RESULTS)
     if full:
-        figure, ax = plt.subplots(figsize=(10, 4.5))
-        _bars(ax, _improvements(full), "Agents on the full test split (106 benchmarks)")
+        figure, ax = plt.subplots(figsize=(11, 4.5))
+        _bars(ax, _aggregates(full, baseline), "Agents on the full test split (106 benchmarks)", ylabel)
         _save(figure, out / "full_test.png")
     chosen = {k: v for k, v in paths.items() if k in PER_BENCHMARK} or paths
     figure, ax = plt.subplots(figsize=(12, 5))

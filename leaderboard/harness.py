@@ -45,8 +45,8 @@ def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--leaderboard_logfile",
-        default="xla_opcount-results.log",
-        help="path of a file to stream CompilerGym's logs to",
+        default="",
+        help="path of a file to stream CompilerGym's logs to (empty: none)",
     )
     parser.add_argument(
         "--max_benchmarks",
@@ -128,17 +128,25 @@ def sample_per_suite(uris: Sequence[str], n: int, seed: int) -> list[str]:
     return sorted(u for suite in sorted(by_suite) for u in rng.sample(by_suite[suite], min(n, len(by_suite[suite]))))
 
 
-def _progress(done: int, total: int, started: float, rewards: Sequence[float]) -> None:
+def _progress(done: int, total: int, started: float, states: Sequence[CompilerEnvState]) -> None:
+    """One progress line: on a terminal it rewrites itself, in a log it is a line per result."""
+    from leaderboard.metrics import MIN_BENCHMARKS
+    from leaderboard.summary import op_counts
+
+    counts = op_counts()
+    reductions = [float(s.reward or 0.0) / max(counts[s.benchmark][0], 1) for s in states if s.benchmark in counts]
     elapsed = time.monotonic() - started
     eta = elapsed / done * (total - done) if done else 0.0
-    mean = sum(rewards) / len(rewards) if rewards else 0.0
-    print(
-        f"\r[{done}/{total}] {elapsed:6.0f}s elapsed, ~{eta:5.0f}s left, "
-        f"mean {REWARD_SPACE} {mean:.3f}",
-        end="",
-        file=sys.stderr,
-        flush=True,
+    mean = sum(reductions) / len(reductions) if reductions else 0.0
+    small = f" (only {len(reductions)} benchmarks: not yet meaningful)" if len(reductions) < MIN_BENCHMARKS else ""
+    line = (
+        f"[{done}/{total}] {elapsed:6.0f}s elapsed, ~{eta:5.0f}s left, "
+        f"mean op-count reduction {mean:.1%} of the initial count{small}"
     )
+    if sys.stderr.isatty():
+        print(f"\r{line}", end="", file=sys.stderr, flush=True)
+    else:
+        print(line, file=sys.stderr, flush=True)
 
 
 def eval_xla_opcount_policy(
@@ -147,7 +155,7 @@ def eval_xla_opcount_policy(
     """Run ``policy`` on every benchmark of the test split; write the results CSV."""
     import compiler_gym
 
-    args = add_flags(argparse.ArgumentParser(description=__doc__)).parse_args(argv)
+    args = add_flags(argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)).parse_args(argv)
     if args.n < 1:
         raise ValueError(f"--n must be at least 1, got {args.n}")
     results = Path(args.leaderboard_results)
@@ -159,7 +167,9 @@ def eval_xla_opcount_policy(
                 states.append(state)
                 if state.benchmark in todo:
                     todo.remove(state.benchmark)
-    handler = logging.FileHandler(args.leaderboard_logfile)
+    handler: logging.Handler = (
+        logging.FileHandler(args.leaderboard_logfile) if args.leaderboard_logfile else logging.NullHandler()
+    )
     logging.getLogger("compiler_gym").addHandler(handler)
     header = not results.is_file() or results.stat().st_size == 0
     print(f"Evaluating {len(todo)} runs; results -> {results}", file=sys.stderr)
@@ -180,7 +190,8 @@ def eval_xla_opcount_policy(
             state.walltime = walltime
             writer.write_state(state, flush=True)
             states.append(state)
-            _progress(i + 1, len(todo), started, [s.reward or 0.0 for s in states])
-    print(file=sys.stderr)
+            _progress(i + 1, len(todo), started, states)
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
     logging.getLogger("compiler_gym").removeHandler(handler)
     return states

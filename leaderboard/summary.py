@@ -2,6 +2,14 @@
 
 ``python -m leaderboard.summary RESULTS.csv [--validate] [--runtime]``
 
+- **vs default (geomean ratio)**: the geometric mean over *every* benchmark of
+  N_default / N_agent op count (> 1: fewer ops than XLA's default), bf16
+  modules included; **vs baseline (geomean ratio)**, the same against another
+  results file (``--baseline``, e.g. the default pipeline replayed through the
+  env): the leaderboard's headline. **mean reduction**: the mean of
+  (N0 - N_agent) / N0. Each with a 95% bootstrap interval over benchmarks and
+  how many it covers (``leaderboard/metrics.py``); fewer than 20 benchmarks
+  are flagged as too small a sample.
 - **improvement**: the paper's metric, the geometric mean over benchmarks of
   (initial - agent) / (initial - default) op count, minus one: the
   improvement in op-count reduction over XLA's default pipeline. Initial and
@@ -34,6 +42,14 @@ from typing import Any
 
 from compiler_gym.compiler_env_state import CompilerEnvState, CompilerEnvStateReader
 
+from leaderboard.metrics import (
+    MIN_BENCHMARKS,
+    Aggregate,
+    aggregate,
+    geomean,
+    geomean_improvement,
+    mean,
+)
 from xla_service.catalog.schema import OP_COUNT_RULE
 
 __all__ = ["Row", "agent_op_count", "family", "main", "final_op_counts", "op_counts", "read_results", "summarize"]
@@ -53,6 +69,12 @@ class Row:
     speedups: list[float] = field(default_factory=list)
     #: (initial - agent) / (initial - baseline) where a baseline results file is given
     baseline_ratios: list[float] = field(default_factory=list)
+    #: N_default / N_agent, every benchmark
+    default_ratios: list[float] = field(default_factory=list)
+    #: N_baseline / N_agent, every benchmark, where a baseline results file is given
+    baseline_op_ratios: list[float] = field(default_factory=list)
+    #: (N0 - N_agent) / N0, every benchmark
+    reductions: list[float] = field(default_factory=list)
 
     @property
     def count(self) -> int:
@@ -60,11 +82,27 @@ class Row:
 
     @property
     def improvement(self) -> float:
-        return _geomean_improvement(self.ratios)
+        return geomean_improvement(self.ratios)
 
     @property
     def vs_baseline(self) -> float:
-        return _geomean_improvement(self.baseline_ratios)
+        return geomean_improvement(self.baseline_ratios)
+
+    def aggregates(self) -> dict[str, Aggregate]:
+        """Every aggregate with its interval and coverage (see the module doc)."""
+        bad = self.nonpositive
+        paper_excluded = ", ".join(
+            x for x in (f"{self.no_ratio} with no ratio (XLA's default removes nothing)" if self.no_ratio else "",
+                        f"{bad} ratios <= 0" if bad else "") if x
+        )
+        out = {
+            "vs_default": aggregate(self.default_ratios, geomean),
+            "mean_reduction": aggregate(self.reductions, mean),
+            "paper": aggregate([r for r in self.ratios if r > 0], geomean_improvement, paper_excluded),
+        }
+        if self.baseline_op_ratios:
+            out["vs_baseline_ratio"] = aggregate(self.baseline_op_ratios, geomean)
+        return out
 
     @property
     def nonpositive(self) -> int:
@@ -89,6 +127,8 @@ class Row:
         return {
             "name": self.name,
             "n": self.count,
+            "aggregates": {k: a.to_json() for k, a in self.aggregates().items()},
+            "small_sample": self.count < MIN_BENCHMARKS,
             "no_ratio": self.no_ratio,
             "nonpositive": self.nonpositive,
             "improvement": self.improvement,
@@ -106,11 +146,9 @@ class Row:
         return sum(self.walltimes) / max(len(self.walltimes), 1)
 
 
-def _geomean_improvement(ratios: Sequence[float]) -> float:
-    positive = [r for r in ratios if r > 0]
-    if not positive:
-        return float("nan")
-    return math.exp(sum(math.log(r) for r in positive) / len(positive)) - 1
+#: The paper's "mixed set": GPT-2, BERT and ResNet graphs.
+PAPER_MIX = "paper mix (gpt2+bert+resnet)"
+PAPER_MIX_FAMILIES = ("xla-gpt2-v0", "xla-bert-v0", "xla-resnet-v0")
 
 
 def family(benchmark: str) -> str:
@@ -179,15 +217,16 @@ def summarize(
     runtime: bool = False,
     baseline: dict[str, float] | None = None,
 ) -> list[Row]:
-    """One row per family, then the overall row.
+    """One row per family, the paper's mixed set (GPT-2, BERT, ResNet), then the overall row.
 
     ``baseline`` (URI -> op count, e.g. ``final_op_counts`` of another results
-    file) adds the same metric against that baseline instead of XLA's default.
+    file) adds the same metrics against that baseline instead of XLA's default.
     """
     checks = _check(states, runtime) if validate or runtime else {}
     counts = op_counts()
     rows: dict[str, Row] = defaultdict(lambda: Row(""))
     overall = Row("overall")
+    mixed = Row(PAPER_MIX)
     for i, state in enumerate(states):
         if state.benchmark not in counts:
             raise LookupError(f"{state.benchmark} is in no suite's manifest")
@@ -196,7 +235,9 @@ def summarize(
         name = family(state.benchmark)
         row = rows[name]
         row.name = name
-        for r in (row, overall):
+        for r in (row, overall) + ((mixed,) if name in PAPER_MIX_FAMILIES else ()):
+            r.default_ratios.append(default / max(agent, 1.0))
+            r.reductions.append((initial - agent) / max(initial, 1))
             if initial > default:
                 r.ratios.append((initial - agent) / (initial - default))
             else:
@@ -207,6 +248,7 @@ def summarize(
                     raise LookupError(f"{state.benchmark} is not in the baseline results")
                 if initial > baseline[state.benchmark]:
                     r.baseline_ratios.append((initial - agent) / (initial - baseline[state.benchmark]))
+                r.baseline_op_ratios.append(baseline[state.benchmark] / max(agent, 1.0))
             r.walltimes.append(state.walltime)
             if i in checks:
                 valid, speedup = checks[i]
@@ -214,14 +256,34 @@ def summarize(
                 r.validated += int(valid)
                 if speedup:
                     r.speedups.append(speedup)
-    return [rows[k] for k in sorted(rows)] + [overall]
+    return [rows[k] for k in sorted(rows)] + ([mixed] if mixed.count else []) + [overall]
+
+
+def _ratio(a: Aggregate) -> str:
+    if math.isnan(a.value):
+        return "-"
+    interval = "" if math.isnan(a.low) else f" [{a.low:.3f}, {a.high:.3f}]"
+    return f"{a.value:.3f}x{interval}"
 
 
 def format_table(rows: Sequence[Row], baseline: bool = False) -> str:
-    lines = [
-        f"{'family':<16} {'n':>4} {'no ratio':>8} {'improvement':>12} {'>=default':>10} "
+    """The metrics covering every benchmark (with 95% intervals), then the paper's."""
+    width = max(len(r.name) for r in rows) + 1
+    head = f"{'group':<{width}} {'n':>4}  {'vs default (geomean N_def/N)':<30}"
+    head += f" {'vs baseline':<30}" if baseline else ""
+    lines = [head + f" {'mean reduction':<24}"]
+    for r in rows:
+        a = r.aggregates()
+        reduction = a["mean_reduction"]
+        cells = f"{r.name:<{width}} {r.count:>4}  {_ratio(a['vs_default']):<30}"
+        cells += f" {_ratio(a['vs_baseline_ratio']):<30}" if baseline else ""
+        interval = "" if math.isnan(reduction.low) else f" [{reduction.low:+.1%}, {reduction.high:+.1%}]"
+        lines.append(cells + f" {reduction.value:+.1%}{interval}" + ("  (small sample)" if a["vs_default"].small else ""))
+    lines.append("")
+    lines.append(
+        f"{'group':<{width}} {'n':>4} {'no ratio':>8} {'improvement':>12} {'>=default':>10} "
         f"{'validated':>10} {'speedup':>8} {'walltime':>9}" + (f" {'vs baseline':>12}" if baseline else "")
-    ]
+    )
     for r in rows:
         validated = f"{r.validated}/{r.checked}" if r.checked else "-"
         left_out = [f"{r.nonpositive} <= 0 left out"] if r.nonpositive else []
@@ -229,7 +291,7 @@ def format_table(rows: Sequence[Row], baseline: bool = False) -> str:
             left_out.append(f"{r.baseline_nonpositive} <= 0 vs baseline left out")
         note = f" ({'; '.join(left_out)})" if left_out else ""
         lines.append(
-            f"{r.name:<16} {r.count:>4} {r.no_ratio:>8} {r.improvement:>+11.1%} "
+            f"{r.name:<{width}} {r.count:>4} {r.no_ratio:>8} {r.improvement:>+11.1%} "
             f"{r.at_least_default:>10.0%} {validated:>10} {r.speedup:>8.3f} "
             f"{r.walltime:>8.1f}s" + (f" {r.vs_baseline:>+11.1%}" if baseline else "") + note
         )
@@ -237,7 +299,7 @@ def format_table(rows: Sequence[Row], baseline: bool = False) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("results", nargs="+", help="results CSV files")
     parser.add_argument(
         "--validate", action="store_true", help="replay and validate every result by execution"
@@ -259,6 +321,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     baseline = final_op_counts(read_results([args.baseline])) if args.baseline else None
     rows = summarize(states, args.validate, args.runtime, baseline)
     print(format_table(rows, baseline=baseline is not None))
+    if rows[-1].count < MIN_BENCHMARKS:
+        print(
+            f"WARNING: {rows[-1].count} benchmarks: too small a sample for these aggregates to mean much "
+            f"(see their intervals; {MIN_BENCHMARKS} or more recommended)",
+            file=sys.stderr,
+        )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(

@@ -1,9 +1,11 @@
 """The results tables of ``leaderboard/README.md``, from the committed summaries.
 
-``python -m leaderboard.table`` prints three Markdown tables: the leaderboard
-(one row per agent, CompilerGym's columns then ours) and the improvement per
-test family (against XLA's default, and against the replayed default
-pipeline). Each row comes from ``<results>.summary.json``, written by
+``python -m leaderboard.table`` prints Markdown tables: the leaderboard (one
+row per agent, CompilerGym's columns then ours: first the op-count ratio over
+the replayed default pipeline, which covers every benchmark, with its 95%
+interval and coverage, then over XLA's default, the mean reduction and the
+paper's metric), that ratio per test family, and the paper's metric per test
+family (against XLA's default, and against the replayed default pipeline). Each row comes from ``<results>.summary.json``, written by
 ``leaderboard.summary --json`` (``leaderboard/reproduce.sh summary``); an
 agent whose summary is missing is left out. ``--full``: the agents run on the
 full test split instead of the test sample.
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from leaderboard.figures import DEFAULT_RESULTS, FULL_RESULTS, HERE, labelled_results
+from leaderboard.summary import PAPER_MIX
 
 __all__ = ["main", "rows"]
 
@@ -42,31 +45,60 @@ def _pct(value: float) -> str:
     return "-" if math.isnan(value) else f"{value:+.1%}"
 
 
+def _ratio(aggregate: dict[str, Any] | None) -> str:
+    if not aggregate or math.isnan(aggregate["value"]):
+        return "-"
+    interval = "" if math.isnan(aggregate["low"]) else f" [{aggregate['low']:.3f}, {aggregate['high']:.3f}]"
+    return f"{aggregate['value']:.3f}x{interval}"
+
+
+def _share(aggregate: dict[str, Any] | None) -> str:
+    if not aggregate or math.isnan(aggregate["value"]):
+        return "-"
+    interval = "" if math.isnan(aggregate["low"]) else f" [{aggregate['low']:+.1%}, {aggregate['high']:+.1%}]"
+    return f"{aggregate['value']:+.1%}{interval}"
+
+
 def leaderboard(table: dict[str, dict[str, Any]]) -> list[str]:
     lines = [
-        "| Author | Algorithm | Links | Date | Walltime (mean) | Improvement over XLA default (geomean) "
-        "| over the replayed default | >= default | Validated | Speedup (geomean) |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| Author | Algorithm | Links | Date | Walltime (mean) | Op count vs replayed default "
+        "(geomean N_replay/N, 95% CI) | vs XLA default (geomean N_default/N) | Mean reduction (N0-N)/N0 "
+        "| Paper metric (improvement over XLA default) | >= default | Validated | Speedup (geomean) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for label, entry in table.items():
         r = entry["rows"]["overall"]
+        a = r.get("aggregates", {})
         link = f"[results]({os.path.relpath(entry['csv'], HERE)})"
-        left_out = f" ({r['nonpositive']} <= 0 left out)" if r["nonpositive"] else ""
-        # summaries written before this count existed have no key: read as unknown, not as 0
-        vs_left_out = f" ({r['baseline_nonpositive']} <= 0 left out)" if r.get("baseline_nonpositive") else ""
+        left_out = f" ({r['nonpositive']} <= 0 left out, {r['no_ratio']} no ratio)" if r["nonpositive"] or r["no_ratio"] else ""
         validated = f"{r['validated']}/{r['checked']}" if r["checked"] else "not run"
         speedup = "-" if math.isnan(r["speedup"]) else f"{r['speedup']:.3f}x"
+        n = f", n={r['n']}" + (" (small sample)" if r.get("small_sample") else "")
         lines.append(
             f"| {AUTHOR} | {label} | {link} | {DATE} | {r['walltime']:,.1f} s "
-            f"| {_pct(r['improvement'])}{left_out} | {_pct(r['vs_baseline'])}{vs_left_out} "
+            f"| {_ratio(a.get('vs_baseline_ratio'))}{n} | {_ratio(a.get('vs_default'))} "
+            f"| {_share(a.get('mean_reduction'))} | {_pct(r['improvement'])}{left_out} "
             f"| {r['at_least_default']:.0%} | {validated} | {speedup} |"
         )
     return lines
 
 
+def ratio_by_family(table: dict[str, dict[str, Any]], key: str = "vs_baseline_ratio") -> list[str]:
+    """One row per agent, one column per group: the op-count ratio ``key`` with its interval."""
+    groups = sorted({f for e in table.values() for f in e["rows"] if f.startswith("xla-")})
+    groups += [g for g in (PAPER_MIX, "overall") if any(g in e["rows"] for e in table.values())]
+    short = [g.removeprefix("xla-").removesuffix("-v0") for g in groups]
+    lines = ["| Algorithm | " + " | ".join(short) + " |", "|---" * (len(groups) + 1) + "|"]
+    for label, entry in table.items():
+        cells = [_ratio(entry["rows"][g].get("aggregates", {}).get(key)) if g in entry["rows"] else "" for g in groups]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def by_family(table: dict[str, dict[str, Any]], metric: str = "improvement") -> list[str]:
     """One row per agent, one column per family: ``metric`` of each."""
-    families = sorted({f for e in table.values() for f in e["rows"] if f != "overall"}) + ["overall"]
+    families = sorted({f for e in table.values() for f in e["rows"] if f.startswith("xla-")})
+    families += [g for g in (PAPER_MIX, "overall") if any(g in e["rows"] for e in table.values())]
     short = [f.removeprefix("xla-").removesuffix("-v0") for f in families]
     lines = ["| Algorithm | " + " | ".join(short) + " |", "|---" * (len(families) + 1) + "|"]
     for label, entry in table.items():
@@ -76,7 +108,7 @@ def by_family(table: dict[str, dict[str, Any]], metric: str = "improvement") -> 
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--results", action="append", default=None, metavar="LABEL=PATH", help="a results CSV (whose .summary.json is read) and its label (repeatable; default: the committed results)")
     parser.add_argument("--full", action="store_true", help="the committed results on the full test split instead of the test sample")
     args = parser.parse_args(argv)
@@ -84,9 +116,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not table:
         parser.error("no summaries found: run leaderboard/reproduce.sh summary first")
     print("\n".join(leaderboard(table)))
-    print("\nImprovement over XLA's default, by test family:\n")
+    print("\nOp count against the replayed default pipeline (geomean N_replay / N_agent, 95% CI), by test family:\n")
+    print("\n".join(ratio_by_family(table)))
+    print("\nThe paper's metric over XLA's default, by test family:\n")
     print("\n".join(by_family(table)))
-    print("\nImprovement over the replayed default pipeline, by test family:\n")
+    print("\nThe paper's metric over the replayed default pipeline, by test family:\n")
     print("\n".join(by_family(table, "vs_baseline")))
     return 0
 

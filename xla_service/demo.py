@@ -14,7 +14,7 @@ from xla_service.catalog.pipelines import DEMO_SEQUENCE
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument(
         "--benchmark",
         default=None,
@@ -43,13 +43,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{0:>4}  {'(normalized input)':<34} {initial:>8}")
         count = initial
         for i, name in enumerate(passes, 1):
-            try:
-                _, reward, _, info = env.step(env.action_space[name])
-            except ValueError as e:  # XLA failed on this module: state unchanged
-                print(f"{i:>4}  {name:<34} {count:>8}  {0:>7}  (XLA failed: {e})")
-                continue
+            _, reward, _, info = env.step(env.action_space[name])
             count = env.observation["OpCount"]
             note = "  (no change)" if info.get("action_had_no_effect") else ""
+            if info.get("pass_error"):  # XLA failed on this module: a step without effect
+                note = f"  (XLA failed: {info['pass_error'].splitlines()[0][:80]})"
             print(f"{i:>4}  {name:<34} {count:>8}  {reward:>7.0f}{note}")
         final = count
         default = env.observation["OpCountDefault"]

@@ -102,7 +102,7 @@ def test_hlo_graph_of_a_real_model_has_calls_and_matches_op_counts(env):
 
 
 def test_hlo_proto_is_the_current_module(env):
-    from jax._src.lib import hlo
+    from xla_service.passes.jaxlib import hlo
 
     small(env)
     env.step(env.action_space["cse"])

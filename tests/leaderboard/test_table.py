@@ -27,7 +27,9 @@ def test_table_from_summary_json(tmp_path, capsys):
             writer.write_state(_state(benchmark, reward, 2.0))
     assert summary_main([str(results), "--json", str(tmp_path / "results-x.summary.json")]) == 0
     data = json.loads((tmp_path / "results-x.summary.json").read_text())
-    assert [r["name"] for r in data["rows"]] == ["xla-gpt2-v0", "xla-resnet-v0", "overall"]
+    assert [r["name"] for r in data["rows"]] == ["xla-gpt2-v0", "xla-resnet-v0", "paper mix (gpt2+bert+resnet)", "overall"]
+    overall = data["rows"][-1]
+    assert overall["small_sample"] and overall["aggregates"]["vs_default"]["n"] == 2
     capsys.readouterr()
 
     assert table_main(["--results", f"My agent={results}"]) == 0
@@ -35,8 +37,10 @@ def test_table_from_summary_json(tmp_path, capsys):
     row = [line for line in out.splitlines() if line.startswith("| xla-gym | My agent")][0]
     assert "| +10.0% |" in row  # sqrt(1.21 * 1.0) - 1
     assert "| 2.0 s |" in row and "| 100% |" in row
-    family = [line for line in out.splitlines() if line.startswith("| My agent")][0]
-    assert family == "| My agent | +21.0% | +0.0% | +10.0% |"
+    families = [line for line in out.splitlines() if line.startswith("| My agent")]
+    # the op-count ratio table first (with intervals), then the paper's metric
+    assert families[0] == "| My agent | - | - | - | - |"  # no --baseline in this summary
+    assert "| My agent | +21.0% | +0.0% | +10.0% | +10.0% |" in families  # gpt2, resnet, paper mix, overall
 
 
 def test_table_says_how_many_ratios_against_the_baseline_are_left_out(tmp_path, capsys):
@@ -52,7 +56,8 @@ def test_table_says_how_many_ratios_against_the_baseline_are_left_out(tmp_path, 
     capsys.readouterr()
     assert table_main(["--results", f"Y={tmp_path / 'results-y.csv'}"]) == 0
     row = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| xla-gym | Y")][0]
-    assert "| +10.0% (1 <= 0 left out) | +10.0% (1 <= 0 left out) |" in row
+    assert "| +10.0% (1 <= 0 left out, 0 no ratio) |" in row
+    assert ", n=2 (small sample) |" in row
 
 
 def test_the_readme_tables_are_the_committed_summaries(capsys):

@@ -287,10 +287,9 @@ def take_module() -> str:
 
 def computations(text: str) -> dict[str, list[str]]:
     """Opcode names per computation, in order, keyed by computation name."""
-    from jax._src.lib import hlo
-
     from xla_service.catalog.opcodes import OPCODES
     from xla_service.passes import xla
+    from xla_service.passes.jaxlib import hlo
 
     index = {member: i for i, member in enumerate(hlo.HloOpcode.__members__.values())}
     return {
@@ -311,7 +310,7 @@ def raw_histogram(text: str) -> dict[str, int]:
     """Instructions per opcode of ``text`` as written, every computation once (no
     op count rule: a shared callee is counted once, ``call`` instructions too)."""
     from xla_service.catalog.opcodes import OPCODES
-    from xla_service.passes import xla
+    from xla_service.passes import hlo
 
-    counts = xla._opcode_counts(xla.parse(text))
+    counts = hlo.opcode_counts(hlo.parse(text))
     return {OPCODES[i]: c for i, c in enumerate(counts) if c}

@@ -4,10 +4,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from jax._src.lib import _jax
 
 from xla_service.errors import HloParseError
-from xla_service.passes import xla
+from xla_service.passes import hlo, jaxlib, xla
 from xla_service.passes.names import canonicalize_computation_names
 
 from . import _helpers
@@ -89,8 +88,8 @@ def test_called_computations_get_canonical_names(normalized):
 
 
 def _export_without_canonical_names(text: str) -> str:
-    mlir = xla._to_mlir(xla.parse(text))
-    computation = _jax.mlir.mlir_module_to_xla_computation(
+    mlir = hlo.to_mlir(xla.parse(text))
+    computation = jaxlib.mlir.mlir_module_to_xla_computation(
         mlir, use_tuple_args=False, return_tuple=False
     )
     return str(computation.as_hlo_text())

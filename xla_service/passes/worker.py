@@ -71,13 +71,13 @@ def _handlers() -> dict[str, Callable[..., Any]]:
 def _test_hooks() -> dict[str, Callable[..., Any]]:
     """Requests for tests of crash recovery, preemption and memory limits only
     (``XLA_GYM_TEST_HOOKS=1`` in the service's environment)."""
-    from xla_service.passes import xla
+    from xla_service.passes import compile
 
     def settle_for(seconds: float) -> None:
         """Reply at once, then stay busy for ``seconds``, like a compile's backend."""
         thread = threading.Thread(target=time.sleep, args=(seconds,), daemon=True)
         thread.start()
-        xla._BACKGROUND.append((thread, tempfile.mkdtemp(prefix="test-settle-")))
+        compile.BACKGROUND.append((thread, tempfile.mkdtemp(prefix="test-settle-")))
 
     def allocate(size: int, seconds: float) -> int:
         """Hold ``size`` bytes (resident) for ``seconds``."""
