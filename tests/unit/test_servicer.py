@@ -514,8 +514,8 @@ def test_rpc_that_looked_up_an_ended_session_sees_not_found(
     service: Service, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sid = service.start()
-    lock = _PausingLock(service.servicer._sessions_lock)
-    monkeypatch.setattr(service.servicer, "_sessions_lock", lock)
+    lock = _PausingLock(service.servicer.sessions._sessions_lock)
+    monkeypatch.setattr(service.servicer.sessions, "_sessions_lock", lock)
     lock.armed = True
     with ThreadPoolExecutor(1) as pool:
         queued = pool.submit(service.step, sid, [1])

@@ -15,19 +15,15 @@ launched the service knows.
 
 from __future__ import annotations
 
-import contextlib
 import hmac
 import logging
-import secrets
-import threading
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TypeVar
 
 import grpc
 
-from xla_service.errors import PermissionDeniedError, SessionNotFoundError, XlaGymError
+from xla_service.errors import PermissionDeniedError
 from xla_service.proto import (
     ActionSpace,
     AddBenchmarkReply,
@@ -55,6 +51,8 @@ from xla_service.runtime.benchmark_cache import (
     BenchmarkCache,
     BenchmarkNotFoundError,
 )
+from xla_service.runtime.sessions import SessionTable, close_quietly, fork_or_none
+from xla_service.runtime.status import ServiceClosedError, status_code_for, truncate_details
 from xla_service.session.base import CompilationSession
 
 __all__ = [
@@ -73,54 +71,7 @@ SERVICE_VERSION = "0.2.5"
 #: The session parameter that presents the admin token, before the parameters it authorizes.
 ADMIN_TOKEN_PARAMETER = "service.admin_token"
 
-MAX_DETAILS_BYTES = 4096
-"""Error details are truncated to this many wire bytes: a gRPC client with
-default options rejects a reply whose metadata exceeds 8-16 KiB."""
-
 _R = TypeVar("_R")
-
-
-class ServiceClosedError(XlaGymError):
-    """The service is shutting down (maps to UNAVAILABLE)."""
-
-
-# Checked in order, as CompilerGym's runtime does.
-_STATUS_CODES: tuple[tuple[type[BaseException], grpc.StatusCode], ...] = (
-    (ValueError, grpc.StatusCode.INVALID_ARGUMENT),
-    (LookupError, grpc.StatusCode.NOT_FOUND),
-    (NotImplementedError, grpc.StatusCode.UNIMPLEMENTED),
-    (FileNotFoundError, grpc.StatusCode.UNIMPLEMENTED),
-    (TypeError, grpc.StatusCode.FAILED_PRECONDITION),
-    (TimeoutError, grpc.StatusCode.DEADLINE_EXCEEDED),
-    (ServiceClosedError, grpc.StatusCode.UNAVAILABLE),
-)
-
-
-def status_code_for(error: BaseException) -> grpc.StatusCode:
-    """The gRPC status that CompilerGym's client maps back to ``error``'s type."""
-    for error_type, code in _STATUS_CODES:
-        if isinstance(error, error_type):
-            return code
-    return grpc.StatusCode.INTERNAL
-
-
-def _truncate_details(text: str, limit: int = MAX_DETAILS_BYTES) -> str:
-    """``text`` cut so that its percent-encoded ``grpc-message`` fits ``limit``."""
-    size = 0
-    for i, char in enumerate(text):
-        size += 1 if (" " <= char <= "~" and char != "%") else 3 * len(char.encode())
-        if size > limit - 64:
-            return text[:i] + " ... [truncated, see the service log]"
-    return text
-
-
-@dataclass
-class _Entry:
-    """A live session and the lock that serializes the RPCs on it."""
-
-    session: CompilationSession
-    lock: threading.Lock = field(default_factory=threading.Lock)
-    ended: bool = False
 
 
 class CompilerGymServicer(CompilerGymServiceServicer):
@@ -140,9 +91,7 @@ class CompilerGymServicer(CompilerGymServiceServicer):
         self.action_spaces: list[ActionSpace] = list(session_type.action_spaces)
         self.observation_spaces: list[ObservationSpace] = list(session_type.observation_spaces)
         self.benchmarks = BenchmarkCache(benchmark_cache_max_size_in_bytes)
-        self._sessions: dict[int, _Entry] = {}
-        self._sessions_lock = threading.Lock()
-        self._closed = False
+        self.sessions = SessionTable()
         #: Presented with ``service.admin_token`` to change service-wide settings.
         self.admin_token = admin_token
 
@@ -167,38 +116,8 @@ class CompilerGymServicer(CompilerGymServiceServicer):
             else:
                 logger.warning("%s failed with %s", name, code.name, exc_info=error)
             context.set_code(code)
-            context.set_details(_truncate_details(str(error) or type(error).__name__))
+            context.set_details(truncate_details(str(error) or type(error).__name__))
             return reply
-
-    @property
-    def session_count(self) -> int:
-        """The number of open sessions."""
-        with self._sessions_lock:
-            return len(self._sessions)
-
-    @contextlib.contextmanager
-    def _locked_session(self, session_id: int) -> Iterator[CompilationSession]:
-        """Hold ``session_id``'s own lock (not the table's) and yield its session."""
-        with self._sessions_lock:
-            entry = self._sessions.get(session_id)
-        if entry is None:
-            raise SessionNotFoundError(f"Session not found: {session_id}")
-        with entry.lock:
-            if entry.ended:  # Ended while this RPC waited for the lock.
-                raise SessionNotFoundError(f"Session not found: {session_id}")
-            yield entry.session
-
-    def _add_session(self, session: CompilationSession) -> int:
-        """Store a new session under a fresh id; closes it if the service is closed."""
-        with self._sessions_lock:
-            if not self._closed:
-                session_id = secrets.randbits(63)
-                while session_id in self._sessions:
-                    session_id = secrets.randbits(63)
-                self._sessions[session_id] = _Entry(session)
-                return session_id
-        _close_quietly(session, "new")
-        raise ServiceClosedError("The service is shutting down")
 
     def _action_space(self, index: int) -> ActionSpace:
         if not 0 <= index < len(self.action_spaces):
@@ -264,9 +183,9 @@ class CompilerGymServicer(CompilerGymServiceServicer):
         try:
             observations = [session.get_observation(space) for space in observation_spaces]
         except BaseException:
-            _close_quietly(session, "unstarted")
+            close_quietly(session, "unstarted")
             raise
-        session_id = self._add_session(session)
+        session_id = self.sessions.add(session)
         logger.debug("Started session %d with %s", session_id, uri)
         return StartSessionReply(session_id=session_id, observation=observations)
 
@@ -276,9 +195,9 @@ class CompilerGymServicer(CompilerGymServiceServicer):
         logger.debug("ForkSession(%d)", request.session_id)
 
         def fork() -> ForkSessionReply:
-            with self._locked_session(request.session_id) as session:
+            with self.sessions.locked(request.session_id) as session:
                 forked = session.fork()
-            session_id = self._add_session(forked)
+            session_id = self.sessions.add(forked)
             logger.debug("Forked session %d as %d", request.session_id, session_id)
             return ForkSessionReply(session_id=session_id)
 
@@ -287,12 +206,8 @@ class CompilerGymServicer(CompilerGymServiceServicer):
     def EndSession(
         self, request: EndSessionRequest, context: grpc.ServicerContext
     ) -> EndSessionReply:
-        with self._sessions_lock:
-            entry = self._sessions.pop(request.session_id, None)
-            remaining = len(self._sessions)
+        remaining = self.sessions.pop(request.session_id)
         logger.debug("EndSession(%d), %d sessions remaining", request.session_id, remaining)
-        if entry is not None:
-            _end(entry, request.session_id)
         return EndSessionReply(remaining_sessions=remaining)
 
     def Step(self, request: StepRequest, context: grpc.ServicerContext) -> StepReply:
@@ -301,8 +216,8 @@ class CompilerGymServicer(CompilerGymServiceServicer):
         def step() -> StepReply:
             observation_spaces = self._observation_spaces(request.observation_space)
             reply = StepReply(action_had_no_effect=True)
-            with self._locked_session(request.session_id) as session:
-                backup = _fork_or_none(session) if len(request.action) > 1 else None
+            with self.sessions.locked(request.session_id) as session:
+                backup = fork_or_none(session) if len(request.action) > 1 else None
                 try:
                     session.start_step()
                     for action in request.action:
@@ -315,23 +230,12 @@ class CompilerGymServicer(CompilerGymServiceServicer):
                             break
                 except BaseException:
                     if backup is not None:  # all or nothing: as before the request
-                        self._restore(request.session_id, backup)
+                        self.sessions.restore(request.session_id, backup)
                     raise
                 reply.observation.extend(session.get_observation(s) for s in observation_spaces)
             return reply
 
         return self._call("Step", context, StepReply(), step)
-
-    def _restore(self, session_id: int, backup: CompilationSession) -> None:
-        """Put ``backup`` in place of session ``session_id`` (whose lock the caller holds)."""
-        with self._sessions_lock:
-            entry = self._sessions.get(session_id)
-        if entry is None:
-            _close_quietly(backup, "backup")
-            return
-        replaced, entry.session = entry.session, backup
-        if replaced is not backup:
-            _close_quietly(replaced, f"{session_id} (restored)")
 
     def AddBenchmark(
         self, request: AddBenchmarkRequest, context: grpc.ServicerContext
@@ -361,7 +265,7 @@ class CompilerGymServicer(CompilerGymServiceServicer):
         def send() -> SendSessionParameterReply:
             reply = SendSessionParameterReply()
             admin = False
-            with self._locked_session(request.session_id) as session:
+            with self.sessions.locked(request.session_id) as session:
                 for param in request.parameter:
                     if param.key == ADMIN_TOKEN_PARAMETER:
                         admin = self._check_admin(param.value)
@@ -412,38 +316,11 @@ class CompilerGymServicer(CompilerGymServiceServicer):
 
     # ----------------------------------------------------------------- shutdown
 
+    @property
+    def session_count(self) -> int:
+        """The number of open sessions."""
+        return self.sessions.count
+
     def close_all(self) -> int:
         """End every session and refuse new ones; returns how many were open."""
-        with self._sessions_lock:
-            self._closed = True
-            entries = list(self._sessions.items())
-            self._sessions.clear()
-        for session_id, entry in entries:
-            _end(entry, session_id)
-        if entries:
-            logger.info("Closed %d open sessions", len(entries))
-        return len(entries)
-
-
-def _fork_or_none(session: CompilationSession) -> CompilationSession | None:
-    """A copy to restore if a batch of actions fails (None if the session cannot fork)."""
-    try:
-        return session.fork()
-    except NotImplementedError:
-        return None
-
-
-def _end(entry: _Entry, session_id: int) -> None:
-    """Close an entry already removed from the table, after its running RPC."""
-    with entry.lock:
-        if entry.ended:
-            return
-        entry.ended = True
-        _close_quietly(entry.session, str(session_id))
-
-
-def _close_quietly(session: CompilationSession, name: str) -> None:
-    try:
-        session.close()
-    except Exception:
-        logger.warning("Closing session %s raised", name, exc_info=True)
+        return self.sessions.close_all()
