@@ -35,7 +35,7 @@ from _common import (
 )
 
 from xla_service.passes.analysis import Analysis
-from xla_service.passes.pool import Worker, WorkerDied
+from xla_service.passes.workers import Worker, WorkerDied
 
 _SCRATCH = "/dev/shm" if Path("/dev/shm").is_dir() else tempfile.gettempdir()
 

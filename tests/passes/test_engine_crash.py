@@ -11,7 +11,7 @@ import pytest
 
 from xla_service.errors import HloParseError, PassCrashedError, PassTimeoutError
 from xla_service.passes.engine import Engine
-from xla_service.passes.pool import WorkerDied
+from xla_service.passes.workers import WorkerDied
 
 from . import _helpers
 

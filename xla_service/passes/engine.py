@@ -30,7 +30,8 @@ from xla_service.errors import (
 )
 from xla_service.passes.analysis import Analysis
 from xla_service.passes.cache import MISS, Backing, Cache, Failure
-from xla_service.passes.pool import WorkerDied, WorkerPool
+from xla_service.passes.pool import WorkerPool
+from xla_service.passes.workers import WorkerDied
 
 __all__ = [
     "Engine",
