@@ -55,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     policy = load_policy(args.policy)
     forwarded: list[str] = [a for a in (argv if argv is not None else sys.argv[1:])]
     forwarded = _without_policy(forwarded)
-    eval_xla_opcount_policy(policy, forwarded)
+    eval_xla_opcount_policy(policy, forwarded, policy_spec=args.policy)
     from leaderboard.summary import main as summary
 
     return summary([args.leaderboard_results])

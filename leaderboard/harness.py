@@ -89,6 +89,15 @@ def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "and 1/2 side by side with two results files; their rows together are the whole run",
     )
     parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        default=None,
+        metavar="ADDRESS",
+        help="spread the benchmarks over Ray tasks (one xla-gym service each): a local Ray instance, "
+        "or the cluster at ADDRESS (e.g. auto, ray://head:10001); results as a serial run's",
+    )
+    parser.add_argument(
         "--resume",
         action="store_true",
         help="read --leaderboard_results first and run only what it lacks",
@@ -149,10 +158,30 @@ def _progress(done: int, total: int, started: float, states: Sequence[CompilerEn
         print(line, file=sys.stderr, flush=True)
 
 
+def run_policy(policy: Policy, env: CompilerEnv, benchmark: str) -> CompilerEnvState:
+    """One result: ``policy`` on ``env`` reset to ``benchmark``; its state, with the policy's walltime."""
+    env.reset(benchmark=benchmark)
+    t0 = time.monotonic()
+    policy(env)
+    walltime = time.monotonic() - t0
+    if str(env.benchmark) != benchmark:
+        raise RuntimeError(f"The policy changed the benchmark to {env.benchmark}")
+    if env.reward_space is None or env.reward_space.name != REWARD_SPACE:
+        raise RuntimeError(f"The policy changed the reward space from {REWARD_SPACE}")
+    state = env.state.copy()
+    state.walltime = walltime
+    return state
+
+
 def eval_xla_opcount_policy(
-    policy: Policy, argv: Sequence[str] | None = None
+    policy: Policy, argv: Sequence[str] | None = None, policy_spec: str = ""
 ) -> list[CompilerEnvState]:
-    """Run ``policy`` on every benchmark of the test split; write the results CSV."""
+    """Run ``policy`` on every benchmark of the test split; write the results CSV.
+
+    With ``--ray`` the benchmarks are spread over Ray tasks (``distributed.py``),
+    which load the policy from ``policy_spec`` (``MODULE:FUNCTION``); the CSV's
+    rows are the same as a serial run's, in the same order, but for walltimes.
+    """
     import compiler_gym
 
     args = add_flags(argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)).parse_args(argv)
@@ -174,24 +203,35 @@ def eval_xla_opcount_policy(
     header = not results.is_file() or results.stat().st_size == 0
     print(f"Evaluating {len(todo)} runs; results -> {results}", file=sys.stderr)
     started = time.monotonic()
-    with compiler_gym.make("xla-v0", reward_space=REWARD_SPACE) as env, open(
-        results, "a"
-    ) as f, CompilerEnvStateWriter(f, header=header) as writer:
-        for i, benchmark in enumerate(todo):
-            env.reset(benchmark=benchmark)
-            t0 = time.monotonic()
-            policy(env)
-            walltime = time.monotonic() - t0
-            if str(env.benchmark) != benchmark:
-                raise RuntimeError(f"The policy changed the benchmark to {env.benchmark}")
-            if env.reward_space is None or env.reward_space.name != REWARD_SPACE:
-                raise RuntimeError(f"The policy changed the reward space from {REWARD_SPACE}")
-            state = env.state.copy()
-            state.walltime = walltime
-            writer.write_state(state, flush=True)
-            states.append(state)
-            _progress(i + 1, len(todo), started, states)
+    if args.ray is not None:
+        from leaderboard.distributed import run_on_ray
+
+        if not policy_spec:
+            raise ValueError("--ray needs the policy as MODULE:FUNCTION (leaderboard.eval --policy)")
+        completed: list[CompilerEnvState] = []
+
+        def report(state: CompilerEnvState) -> None:
+            completed.append(state)
+            _progress(len(completed), len(todo), started, states + completed)
+
+        states += run_on_ray(policy_spec, todo, args.ray, report)
+        _write(results, states, header=True)
+    else:
+        with compiler_gym.make("xla-v0", reward_space=REWARD_SPACE) as env, open(
+            results, "a"
+        ) as f, CompilerEnvStateWriter(f, header=header) as writer:
+            for i, benchmark in enumerate(todo):
+                state = run_policy(policy, env, benchmark)
+                writer.write_state(state, flush=True)
+                states.append(state)
+                _progress(i + 1, len(todo), started, states)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     logging.getLogger("compiler_gym").removeHandler(handler)
     return states
+
+
+def _write(path: Path, states: Sequence[CompilerEnvState], header: bool) -> None:
+    with open(path, "w") as f, CompilerEnvStateWriter(f, header=header) as writer:
+        for state in states:
+            writer.write_state(state, flush=True)

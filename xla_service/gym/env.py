@@ -9,7 +9,9 @@ It drives CompilerGym's client (``xla_service.env.XlaEnv``) over the same
 service, so the two share the engine, its cache and the experience store.
 
 - **Benchmarks**: a list of URIs, or ``"SUITE[:SPLIT],..."`` (e.g.
-  ``"xla-gpt2-v0:train,xla-bert-v0:train"``), or a single URI. ``reset(seed=s)``
+  ``"xla-gpt2-v0:train,xla-bert-v0:train"``), or a single URI; a generator URI
+  names seeds (``"generator://xla-random-v0"``: every seed, drawn by the env's
+  seeded RNG; ``"generator://xla-random-v0/0-999"``: a range). ``reset(seed=s)``
   seeds the draw: the same seed gives the same sequence of benchmarks;
   ``reset(options={"benchmark": uri})`` picks one.
 - **Observation**: one xla-v0 observation space, or a list of them (a
@@ -44,21 +46,27 @@ _OUTCOMES = "PassOutcomes"
 _ERROR = "PassError"
 
 
-def resolve_benchmarks(benchmarks: None | str | Sequence[str]) -> list[str]:
-    """Benchmark URIs from a list, a URI, or ``"SUITE[:SPLIT],..."`` (default split: train)."""
+def resolve_benchmarks(benchmarks: None | str | Sequence[str]) -> Sequence[str]:
+    """Benchmark URIs from a list, a URI, or ``"SUITE[:SPLIT],..."`` (default split: train).
+
+    A generator URI names seeds lazily (``env/generator.py``): ``generator://xla-random-v0``
+    every seed, ``generator://xla-random-v0/0-999`` a range (inclusive), in a list too.
+    """
     from xla_service.env.datasets import default_benchmark_uri, split_benchmark_uris
+    from xla_service.env.generator import UriChain, generator_uris
 
     if benchmarks is None:
         return [default_benchmark_uri()]
+    parts: list[Sequence[str]] = []
     if not isinstance(benchmarks, str):
-        uris = [str(b) for b in benchmarks]
+        parts = [generator_uris(str(b)) or [str(b)] for b in benchmarks]
     elif "://" in benchmarks:
-        uris = [benchmarks]
+        parts = [generator_uris(benchmarks) or [benchmarks]]
     else:
-        uris = []
         for part in (p.strip() for p in benchmarks.split(",") if p.strip()):
             suite, _, split = part.partition(":")
-            uris += split_benchmark_uris(split or "train", [suite])
+            parts.append(split_benchmark_uris(split or "train", [suite]))
+    uris: Sequence[str] = parts[0] if len(parts) == 1 else UriChain(parts)
     if not uris:
         raise ValueError(f"Expected at least one benchmark, got none from {benchmarks!r}")
     return uris
@@ -153,7 +161,7 @@ class XlaGymEnv(gymnasium.Env):
             PASS_NAMES[index], changed, info.get("pass_error", ""), values[-1]
         )
 
-    def render(self) -> str | None:
+    def render(self) -> Any:
         if self.render_mode == "ansi":
             return f"{self._benchmark} after {self._steps} steps: {self.env.commandline()}"
         return None

@@ -34,11 +34,28 @@ def _parser() -> argparse.ArgumentParser:
     commands.add_parser("clear", help="delete every entry (all versions) and reclaim the space")
     export = commands.add_parser("export", help="write the stored steps as NumPy arrays (xla_service/store/export.py)")
     export.add_argument("out", type=Path, help="the .npz file to write")
+    serve = commands.add_parser(
+        "serve-postgres", help="start a PostgreSQL server for a store shared by many machines; print its URL"
+    )
+    serve.add_argument("folder", type=Path, help="its data folder (made on first use)")
+    serve.add_argument("--port", type=int, default=5432, help="port to listen on")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0: every interface)")
+    stop = commands.add_parser("stop-postgres", help="stop the server that serve-postgres started")
+    stop.add_argument("folder", type=Path, help="its data folder")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command in ("serve-postgres", "stop-postgres"):
+        from xla_service.store import postgres_server
+
+        if args.command == "stop-postgres":
+            postgres_server.stop(args.folder)
+            return 0
+        url = postgres_server.start(args.folder, args.port, args.host)
+        print(f"XLA_GYM_STORE={url}")
+        return 0
     store = open_store(args.store)
     if store is None:
         print(f"The experience store is off (${STORE_VARIABLE})", file=sys.stderr)

@@ -1,70 +1,26 @@
-"""The persistent experience store: SQLite in WAL mode, shared by every process on a machine.
+"""The embedded experience store: one SQLite file in WAL mode, shared by every process on a machine.
 
 Why SQLite: it is in Python's standard library (nothing to install or run),
 its WAL mode lets many processes read while one writes, every write is a
 transaction (a writer killed mid-write leaves the previous state), and it
-bounds nothing by itself (LMDB needs a fixed map size and a package).
-
-Two tables. ``states``: a state's compressed module text and opcode counts, by
-digest. ``results``: what the engine computed, by ``(semantics, kind, digest,
-argument)``: a load (benchmark text digest -> state), a step (state digest and
-pass -> next state, "unchanged", or XLA's failure), a deterministic observation
-(state digest and name -> value). ``semantics`` (``catalog.semantics_key()``:
-jaxlib version, engine semantics, pass catalog, op count rule) is part of
-every key, so another jaxlib never reads these results. Each row carries a
-checksum; a row that does not match is ignored and deleted. Size is bounded:
-past ``max_bytes`` the least recently used rows go.
+bounds nothing by itself (LMDB needs a fixed map size and a package). The
+logic is ``sql.py``'s; across machines, ``postgres.py``.
 """
 from __future__ import annotations
 
-import logging
 import os
 import sqlite3
-import threading
-import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-from xla_service.catalog import semantics_key
-from xla_service.passes.analysis import Analysis
-from xla_service.passes.cache import MISS, Key
-from xla_service.store.codec import (
-    CorruptRow,
-    checksum,
-    decode_state,
-    decode_value,
-    encode_state,
-    encode_value,
-)
+from xla_service.store.sql import DEFAULT_MAX_BYTES, SqlStore
 
 __all__ = ["ExperienceStore", "DEFAULT_MAX_BYTES"]
 
-logger = logging.getLogger(__name__)
 
-DEFAULT_MAX_BYTES = 8 * 2**30
-SCHEMA_VERSION = 1
-#: A row's last use is refreshed when older than this (a write per read would serialize readers).
-_TOUCH_SECONDS = 3600.0
-#: Eviction is checked every this many writes.
-_CHECK_EVERY = 256
+class ExperienceStore(SqlStore):
+    """The store in the SQLite file ``path`` (made if missing)."""
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS states (
-    digest TEXT PRIMARY KEY, text BLOB NOT NULL, counts BLOB NOT NULL,
-    checksum BLOB NOT NULL, used REAL NOT NULL);
-CREATE TABLE IF NOT EXISTS results (
-    semantics TEXT NOT NULL, kind TEXT NOT NULL, digest TEXT NOT NULL, arg TEXT NOT NULL,
-    value BLOB NOT NULL, checksum BLOB NOT NULL, used REAL NOT NULL,
-    PRIMARY KEY (semantics, kind, digest, arg));
-CREATE INDEX IF NOT EXISTS results_used ON results (used);
-CREATE INDEX IF NOT EXISTS states_used ON states (used);
-"""
-
-
-class ExperienceStore:
-    """A :class:`~xla_service.passes.cache.Backing` on one SQLite file (see the module doc)."""
+    database_errors = (sqlite3.Error,)
 
     def __init__(
         self,
@@ -75,144 +31,11 @@ class ExperienceStore:
     ) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.max_bytes = max_bytes
-        self.semantics = semantics or semantics_key()
-        self._lock = threading.Lock()
+        super().__init__(str(self.path), max_bytes, semantics)
         self._db = sqlite3.connect(str(self.path), timeout=timeout, check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
-        self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-        self._writes = 0
-        self.errors = 0  # reads or writes that failed (locked past the timeout, I/O errors)
-
-    # ---------------------------------------------------------------- Backing
-
-    def get(self, key: Key) -> Any:
-        kind, digest, arg = key
-        try:
-            with self._lock:
-                row = self._db.execute(
-                    "SELECT value, checksum, used FROM results WHERE semantics=? AND kind=? AND digest=? AND arg=?",
-                    (self.semantics, kind, digest, arg),
-                ).fetchone()
-            if row is None:
-                return MISS
-            value, stored, used = row
-            if checksum(self._key_bytes(key), value) != stored:
-                raise CorruptRow(f"result {key}")
-            decoded = decode_value(value, self._state)
-            if decoded is MISS:
-                return MISS
-            self._touch("results", used, "semantics=? AND kind=? AND digest=? AND arg=?", (self.semantics, *key))
-            return decoded
-        except CorruptRow as e:
-            logger.warning("Ignoring a corrupt row of %s: %s", self.path, e)
-            self._delete_result(key)
-            return MISS
-        except sqlite3.Error as e:
-            self.errors += 1
-            logger.debug("Experience store read failed (%s): %s", self.path, e)
-            return MISS
-
-    def put(self, key: Key, value: Any) -> None:
-        encoded, state = encode_value(value)
-        now = time.time()
-        try:
-            with self._lock:
-                self._db.execute("BEGIN IMMEDIATE")
-                try:
-                    if state is not None:
-                        self._put_state(state, now)
-                    self._db.execute(
-                        "INSERT OR REPLACE INTO results VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        (self.semantics, *key, encoded, checksum(self._key_bytes(key), encoded), now),
-                    )
-                    self._db.execute("COMMIT")
-                except BaseException:
-                    self._db.execute("ROLLBACK")
-                    raise
-                self._writes += 1
-                check = self._writes % _CHECK_EVERY == 0
-            if check:
-                self.evict()
-        except sqlite3.Error as e:
-            self.errors += 1
-            logger.debug("Experience store write failed (%s): %s", self.path, e)
-
-    # ---------------------------------------------------------------- states
-
-    def _put_state(self, state: Analysis, now: float) -> None:
-        text, counts = encode_state(state)
-        self._db.execute(
-            "INSERT OR IGNORE INTO states VALUES (?, ?, ?, ?, ?)",
-            (state.digest, text, counts, checksum(state.digest.encode(), text, counts), now),
-        )
-
-    def _state(self, digest: str) -> Any:
-        with self._lock:
-            row = self._db.execute("SELECT text, counts, checksum, used FROM states WHERE digest=?", (digest,)).fetchone()
-        if row is None:
-            return MISS
-        text, counts, stored, used = row
-        if checksum(digest.encode(), text, counts) != stored:
-            raise CorruptRow(f"state {digest[:12]}")
-        self._touch("states", used, "digest=?", (digest,))
-        return decode_state(digest, text, counts)
-
-    def state(self, digest: str) -> Analysis | None:
-        """The stored state ``digest``, or None."""
-        found = self._state(digest)
-        return None if found is MISS else found
-
-    def results(self, kind: str) -> Iterator[tuple[tuple[str, str], bytes]]:
-        """``((digest, argument), encoded value)`` of every valid stored result of ``kind``."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT digest, arg, value, checksum FROM results WHERE semantics=? AND kind=?",
-                (self.semantics, kind),
-            ).fetchall()
-        for digest, arg, value, stored in rows:
-            if checksum(self._key_bytes((kind, digest, arg)), value) == stored:
-                yield (digest, arg), value
-
-    def outcomes(self, digest: str) -> dict[str, str]:
-        """What each stored pass did to state ``digest``: ``changed``, ``unchanged`` or ``failed``."""
-        try:
-            with self._lock:
-                rows = self._db.execute(
-                    "SELECT arg, value, checksum FROM results WHERE semantics=? AND kind='step' AND digest=?",
-                    (self.semantics, digest),
-                ).fetchall()
-        except sqlite3.Error:
-            return {}
-        names = {b"S": "changed", b"U": "unchanged", b"F": "failed"}
-        return {
-            arg: names[value[:1]]
-            for arg, value, stored in rows
-            if value[:1] in names and checksum(self._key_bytes(("step", digest, arg)), value) == stored
-        }
-
-    # ------------------------------------------------------------ maintenance
-
-    def _touch(self, table: str, used: float, where: str, args: tuple[Any, ...]) -> None:
-        now = time.time()
-        if now - used < _TOUCH_SECONDS:
-            return
-        try:
-            with self._lock:
-                self._db.execute(f"UPDATE {table} SET used=? WHERE {where}", (now, *args))
-        except sqlite3.Error:
-            pass  # best effort
-
-    def _delete_result(self, key: Key) -> None:
-        try:
-            with self._lock:
-                self._db.execute(
-                    "DELETE FROM results WHERE semantics=? AND kind=? AND digest=? AND arg=?", (self.semantics, *key)
-                )
-        except sqlite3.Error:
-            pass
+        self._setup()
 
     def size(self) -> int:
         """Bytes the database holds (pages in use)."""
@@ -222,84 +45,6 @@ class ExperienceStore:
             page = self._db.execute("PRAGMA page_size").fetchone()[0]
         return int((pages - free) * page)
 
-    def evict(self) -> int:
-        """Delete the least recently used rows until the store fits ``max_bytes``; how many went."""
-        removed = 0
-        while self.size() > self.max_bytes:
-            with self._lock:
-                cut = self._db.execute(
-                    "SELECT used FROM results ORDER BY used LIMIT 1 OFFSET (SELECT COUNT(*) / 10 FROM results)"
-                ).fetchone()
-                if cut is None:
-                    break
-                removed += self._db.execute("DELETE FROM results WHERE used <= ?", (cut[0],)).rowcount
-                removed += self._db.execute("DELETE FROM states WHERE used <= ?", (cut[0],)).rowcount
-        return removed
-
-    def stats(self) -> dict[str, Any]:
+    def _reclaim(self) -> None:
         with self._lock:
-            kinds = dict(
-                self._db.execute(
-                    "SELECT kind, COUNT(*) FROM results WHERE semantics=? GROUP BY kind", (self.semantics,)
-                ).fetchall()
-            )
-            other = self._db.execute("SELECT COUNT(*) FROM results WHERE semantics!=?", (self.semantics,)).fetchone()[0]
-            states = self._db.execute("SELECT COUNT(*) FROM states").fetchone()[0]
-        return {
-            "path": str(self.path),
-            "semantics": self.semantics,
-            "bytes": self.size(),
-            "max_bytes": self.max_bytes,
-            "states": states,
-            "results": kinds,
-            "results_of_other_versions": other,
-            "errors": self.errors,
-        }
-
-    def verify(self, repair: bool = False) -> dict[str, int]:
-        """Check every row's checksum (and states' digests); with ``repair``, delete bad rows."""
-        bad_results, bad_states, rows = [], [], 0
-        for key, value, stored in self._iterate("SELECT semantics, kind, digest, arg, value, checksum FROM results"):
-            rows += 1
-            if checksum("\0".join(key[1:]).encode(), value) != stored:
-                bad_results.append(key)
-        for (digest,), (text, counts), stored in self._iterate("SELECT digest, text, counts, checksum FROM states", 1, 2):
-            rows += 1
-            try:
-                if checksum(digest.encode(), text, counts) != stored:
-                    raise CorruptRow(digest)
-                decode_state(digest, text, counts)
-            except (CorruptRow, Exception):  # noqa: B014  (zlib errors, bad UTF-8: all corrupt)
-                bad_states.append(digest)
-        if repair:
-            with self._lock:
-                for semantics, kind, digest, arg in bad_results:
-                    self._db.execute(
-                        "DELETE FROM results WHERE semantics=? AND kind=? AND digest=? AND arg=?", (semantics, kind, digest, arg)
-                    )
-                for digest in bad_states:
-                    self._db.execute("DELETE FROM states WHERE digest=?", (digest,))
-        return {"rows": rows, "bad_results": len(bad_results), "bad_states": len(bad_states)}
-
-    def _iterate(self, query: str, key_columns: int = 4, value_columns: int = 1) -> Iterator[tuple[Any, ...]]:
-        with self._lock:
-            rows = self._db.execute(query).fetchall()
-        for row in rows:
-            key = tuple(row[:key_columns])
-            values = row[key_columns : key_columns + value_columns]
-            yield key, (values[0] if value_columns == 1 else tuple(values)), row[-1]
-
-    def clear(self) -> None:
-        """Delete everything (every version's results too) and reclaim the space."""
-        with self._lock:
-            self._db.execute("DELETE FROM results")
-            self._db.execute("DELETE FROM states")
             self._db.execute("VACUUM")
-
-    def close(self) -> None:
-        with self._lock:
-            self._db.close()
-
-    @staticmethod
-    def _key_bytes(key: Key) -> bytes:
-        return "\0".join(key).encode()

@@ -45,6 +45,12 @@ class RlPolicy:
         self.run = Path(self.run)
         args = json.loads((self.run / "args.json").read_text())["args"]
         self.args = args
+        self.rllib: Any = None
+        if args.get("backend") == "rllib":
+            from leaderboard.agents.rl.rllib_backend import RllibModule
+
+            self.rllib = RllibModule(self.run)
+            return
         weights = Path(self.checkpoint) if self.checkpoint else self.run / "model.zip"
         if not weights.is_absolute() and not weights.exists():
             weights = self.run / weights
@@ -60,6 +66,8 @@ class RlPolicy:
         """Every action, most preferred first."""
         import torch
 
+        if self.rllib is not None:
+            return np.argsort(-self.rllib.scores(observation), kind="stable")
         with torch.no_grad():
             obs, _ = self.model.policy.obs_to_tensor(observation)
             if self.args["algo"] == "dqn":

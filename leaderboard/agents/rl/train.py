@@ -71,6 +71,12 @@ class Args:
     """continue the run in OUT from its last checkpoint (same arguments), up to --total-timesteps"""
     dummy_vec_env: bool = False
     """run environments in this process (DummyVecEnv) instead of subprocesses"""
+    backend: str = "sb3"
+    """sb3 (stable-baselines3, this machine) or rllib (Ray RLlib PPO, env runners on a Ray cluster)"""
+    num_env_runners: int = 2
+    """rllib: env runners (Ray actors), each with its own xla-gym service"""
+    ray_address: str = ""
+    """rllib: the Ray cluster to join (e.g. ray://head:10001 or auto); empty: a local Ray instance for this command"""
 
 
 def parse_args(argv: Sequence[str] | None = None) -> Args:
@@ -89,6 +95,10 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
     args = Args(**vars(parser.parse_args(argv)))
     if args.algo not in ALGOS:
         parser.error(f"--algo: expected one of {ALGOS}, got {args.algo!r}")
+    if args.backend not in ("sb3", "rllib"):
+        parser.error(f"--backend: expected sb3 or rllib, got {args.backend!r}")
+    if args.backend == "rllib" and args.algo != "ppo":
+        parser.error(f"--backend rllib trains PPO only, got --algo {args.algo}")
     return args
 
 
@@ -113,7 +123,8 @@ def _field_docs() -> dict[str, str]:
 
 def run_name(args: Args) -> str:
     features = "-cost" + ("vf" if args.cost_in_value_only else "") if args.cost_features else ""
-    return f"{args.algo}-{args.reward_space}{features}-seed{args.seed}"
+    backend = "-rllib" if args.backend == "rllib" else ""
+    return f"{args.algo}{backend}-{args.reward_space}{features}-seed{args.seed}"
 
 
 def _env_factory(args: Args, benchmarks: list[str], rank: int, log_dir: Path) -> Callable[[], Any]:
@@ -179,11 +190,17 @@ def train(args: Args) -> tuple[Path, Any]:
     record = {
         "args": dataclasses.asdict(args),
         "train_benchmarks": len(benchmarks),
-        "versions": {p: version(p) for p in ("jaxlib", "stable-baselines3", "sb3-contrib", "torch", "compiler-gym")},
+        "versions": {p: version(p) for p in ("jaxlib", "stable-baselines3", "sb3-contrib", "torch", "compiler-gym", "ray")},
         "python": platform.python_version(),
     }
     (run / "args.json").write_text(json.dumps(record, indent=1) + "\n")
     print(json.dumps(record["args"]), file=sys.stderr)
+    if args.backend == "rllib":
+        from leaderboard.agents.rl.rllib_backend import train_rllib
+
+        result = train_rllib(args, benchmarks, run)
+        (run / "result.json").write_text(json.dumps(result, indent=1) + "\n")
+        return run, None
     factories = [_env_factory(args, benchmarks, i, run) for i in range(args.n_envs)]
     vec = DummyVecEnv(factories) if args.dummy_vec_env else SubprocVecEnv(factories)
     try:
