@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import logging
 import os
-import sqlite3
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -22,7 +21,7 @@ from xla_service.lifeline import watch_client
 from xla_service.passes.engine import MAX_INSTRUCTIONS, Engine, clean_stale_scratch
 from xla_service.runtime.server import serve
 from xla_service.session.xla_session import XlaSession, close_engine, configure_engine
-from xla_service.store import ExperienceStore, open_store
+from xla_service.store import SqlStore, open_store
 
 __all__ = ["main"]
 
@@ -42,11 +41,11 @@ def _engine_from_environment(log_dir: Path) -> Engine:
     )
 
 
-def _store() -> ExperienceStore | None:
+def _store() -> SqlStore | None:
     """The experience store of ``$XLA_GYM_STORE``; none (with a warning) if it cannot open."""
     try:
         return open_store()
-    except (OSError, sqlite3.Error) as e:
+    except Exception as e:  # noqa: BLE001  (an unreachable server, a file that is not a database...)
         logging.getLogger(__name__).warning("Experience store unavailable, running without: %s", e)
         return None
 

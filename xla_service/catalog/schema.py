@@ -7,8 +7,6 @@ README's "Spaces", "Validation" and "Session parameters" sections.
 """
 from __future__ import annotations
 
-from typing import Dict, Tuple
-
 __all__ = [
     "OP_COUNT_RULE",
     "COST_KEYS",
@@ -36,11 +34,11 @@ __all__ = [
 OP_COUNT_RULE = 2
 
 #: ``CostAnalysis`` vector order, under XLA's own ``HloCostAnalysis`` key names.
-COST_KEYS: Tuple[str, ...] = ("flops", "transcendentals", "bytes accessed", "optimal_seconds")
+COST_KEYS: tuple[str, ...] = ("flops", "transcendentals", "bytes accessed", "optimal_seconds")
 
 #: Element types of ``HloGraph`` nodes, in one-hot order (HLO text names);
 #: ``tuple`` and ``token`` for non-array shapes, ``other`` for anything else.
-DTYPES: Tuple[str, ...] = (
+DTYPES: tuple[str, ...] = (
     "pred",
     "s4",
     "s8",
@@ -68,21 +66,21 @@ DTYPES: Tuple[str, ...] = (
 #: ``HloGraph`` edge kinds, in edge-type order: ``operand`` (operand ->
 #: user), ``call`` (caller -> parameter of a called computation),
 #: ``return`` (root of a called computation -> caller).
-EDGE_FLOWS: Tuple[str, ...] = ("operand", "call", "return")
+EDGE_FLOWS: tuple[str, ...] = ("operand", "call", "return")
 
 #: ``HloGraphArrays``: the graph as two int64 tables (``passes/hlo_graph.pack``,
 #: ``env/graph.unpack``), a row per node and per edge, with these columns.
-GRAPH_NODE_COLUMNS: Tuple[str, ...] = (
+GRAPH_NODE_COLUMNS: tuple[str, ...] = (
     "opcode_index", "dtype_index", "rank", "elements", "entry", "root", "parameter_number", "computation_index",
 )
-GRAPH_EDGE_COLUMNS: Tuple[str, ...] = ("source", "target", "flow_index", "position")
+GRAPH_EDGE_COLUMNS: tuple[str, ...] = ("source", "target", "flow_index", "position")
 #: First bytes of a packed graph (then the node and edge counts, little-endian int64).
 GRAPH_ARRAYS_MAGIC = b"XGA1"
 
 #: Validation tolerances by NumPy dtype name: ``(rtol, atol)``; an element
 #: passes when ``|current - original| <= atol + rtol * |original|``.
 #: Integers and booleans must be equal.
-TOLERANCES: Dict[str, Tuple[float, float]] = {
+TOLERANCES: dict[str, tuple[float, float]] = {
     "float64": (1e-9, 1e-12),
     "complex128": (1e-9, 1e-12),
     "float32": (1e-4, 1e-5),
@@ -91,7 +89,7 @@ TOLERANCES: Dict[str, Tuple[float, float]] = {
     "bfloat16": (2e-2, 2e-2),
 }
 #: For narrower floating point types (float8 and smaller).
-DEFAULT_TOLERANCE: Tuple[float, float] = (0.25, 0.25)
+DEFAULT_TOLERANCE: tuple[float, float] = (0.25, 0.25)
 
 #: Seeded inputs: floating point uniform in [0, 1), integers uniform in
 #: [0, INPUT_INT_HIGH), booleans a fair coin.
@@ -108,11 +106,11 @@ RUNTIME_WARMUP = 1
 #: float32 ones included), since a pass may legally change the rounding of
 #: its intermediates (``compute_dtype``); outputs that still differ must agree
 #: once both modules are widened to float32 (``observe.validate``).
-NARROW_HLO_FLOATS: Dict[str, str] = {"bf16": "bfloat16", "f16": "float16"}
+NARROW_HLO_FLOATS: dict[str, str] = {"bf16": "bfloat16", "f16": "float16"}
 
 
 
-def tolerance(dtype_name: str, compute_dtype: str = "") -> Tuple[float, float]:
+def tolerance(dtype_name: str, compute_dtype: str = "") -> tuple[float, float]:
     """``(rtol, atol)`` for a floating point or complex dtype name.
 
     With ``compute_dtype`` (the narrowest float type the module computes in),

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from compiler_gym.datasets import Benchmark, BenchmarkUri, Dataset
 
+from xla_service.env.generator import GeneratorDataset
 from xla_service.env.validation import make_validatable
 from xla_service.errors import BenchmarkError, close_matches
 
@@ -117,10 +118,14 @@ class XlaDataset(Dataset):
         return self.benchmark(f"{self.name}/{name}")
 
 
-def get_xla_datasets(root: Path | None = None) -> list[XlaDataset]:
-    """Every suite under ``root`` (default :func:`datasets_root`)."""
+def get_xla_datasets(root: Path | None = None) -> list[XlaDataset | GeneratorDataset]:
+    """Every suite under ``root`` (default :func:`datasets_root`), then the generator
+    ``generator://xla-random-v0`` (``env/generator.py``)."""
     root = root or datasets_root()
-    return [XlaDataset(d) for d in sorted(root.glob("xla-*-v*")) if (d / "manifest.json").is_file()]
+    suites: list[XlaDataset | GeneratorDataset] = [
+        XlaDataset(d) for d in sorted(root.glob("xla-*-v*")) if (d / "manifest.json").is_file()
+    ]
+    return suites + [GeneratorDataset()]
 
 
 def split_benchmark_uris(split: str, datasets: list[str] | None = None) -> list[str]:
@@ -128,10 +133,15 @@ def split_benchmark_uris(split: str, datasets: list[str] | None = None) -> list[
 
     ``datasets`` names suites as ``"xla-gpt2-v0"`` or ``"benchmark://xla-gpt2-v0"``.
     """
-    suites = {d.name.split("://")[-1]: d for d in get_xla_datasets()}
+    suites = {d.name.split("://")[-1]: d for d in get_xla_datasets() if isinstance(d, XlaDataset)}
     names = [n.split("://")[-1] for n in datasets] if datasets else sorted(suites)
     uris: list[str] = []
     for name in names:
+        if GeneratorDataset().name.endswith(f"://{name.split('/')[0]}"):
+            raise LookupError(
+                f"{name!r} is the generator, which has no splits: name seeds instead, "
+                "e.g. generator://xla-random-v0/0-999 (xla_service.env.generator.generator_uris)"
+            )
         if name not in suites:
             raise LookupError(
                 f"Unknown dataset {name!r}: expected one of {sorted(suites)}."

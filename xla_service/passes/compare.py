@@ -12,7 +12,7 @@ must then agree at float32 tolerance, i.e. compute the same arithmetic.
 from __future__ import annotations
 
 import re
-from typing import List, Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -67,7 +67,7 @@ def widen(hlo_text: str) -> str:
 
 def compare_output(
     index: int, expected: np.ndarray, actual: np.ndarray, compute: str = ""
-) -> Optional[str]:
+) -> str | None:
     """Why output ``index`` differs from the original, or None if it matches.
 
     ``compute`` is the module's narrowest compute type (``compute_dtype``):
@@ -112,7 +112,7 @@ def compare_output(
 
 def compare_outputs(
     expected: Sequence[np.ndarray], actual: Sequence[np.ndarray], compute: str = ""
-) -> List[str]:
+) -> list[str]:
     """Every difference between two executions' outputs (empty: they match)."""
     if len(expected) != len(actual):
         return [f"expected {len(expected)} outputs, got {len(actual)}"]

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from xla_service.catalog.generator import MAX_ATTEMPTS
 from xla_service.catalog.passes import PASS_NAMES, get_pass
 from xla_service.errors import (
     BenchmarkError,
@@ -141,6 +142,34 @@ class Engine:
             )
         key = ("load", hashlib.sha256(data).hexdigest(), "")
         return self.cache.get_or_compute(key, lambda: self._call("load", text, what="loading the module"))
+
+    def generate(self, recipe: str) -> tuple[str, str]:
+        """``(hlo_text, metadata_json)`` of a ``generator://`` benchmark's recipe
+        (``catalog/generator.py``), made in a worker the first time, then cached
+        (and stored) like any result. Draws are tried one request at a time, so
+        that one XLA aborts on costs that draw only (it is recorded, the next is
+        tried); a seed without a valid draw is a :class:`BenchmarkError`."""
+
+        def compute() -> tuple[str, str]:
+            rejected: list[list[object]] = []
+            for attempt in range(MAX_ATTEMPTS):
+                try:
+                    reply = self._pool.call("generate", recipe, attempt, rejected, timeout=self.step_timeout)
+                except WorkerDied as died:
+                    if not died.xla_aborted:
+                        raise BenchmarkError(
+                            f"A worker died generating {recipe!r}: {died}", transient=True
+                        ) from None
+                    reply = ("rejected", f"XLA aborted: {died}")
+                if reply[0] == "ok":
+                    return str(reply[1]), str(reply[2])
+                rejected.append([attempt, str(reply[1])])
+            reasons = "; ".join(f"draw {i}: {why}" for i, why in rejected)
+            raise BenchmarkError(f"No valid program for {recipe!r} in {MAX_ATTEMPTS} draws ({reasons})")
+
+        key = ("generate", hashlib.sha256(recipe.encode()).hexdigest(), "")
+        text, metadata = self.cache.get_or_compute(key, compute)
+        return text, metadata
 
     def apply(self, state: Analysis, name: str) -> Analysis:
         """Run the pass ``name`` on ``state``; the same object if it changed nothing."""

@@ -29,7 +29,6 @@ __all__ = ["WorkerPool"]
 logger = logging.getLogger(__name__)
 #: How often a waiting caller looks at busy workers (memory, deadline, settling).
 _POLL_SECONDS = 0.25
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 
 class WorkerPool:

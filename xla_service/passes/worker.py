@@ -29,6 +29,7 @@ TEST_HOOKS = os.environ.get("XLA_GYM_TEST_HOOKS", "") not in ("", "0")
 #: module's fault for loads, the pass's for steps, else the execution's.
 _FAILURE_OF: dict[str, type] = {
     "load": errors.BenchmarkError,
+    "generate": errors.BenchmarkError,
     "run_pass": errors.PassCrashedError,
     "finish_pass": errors.PassCrashedError,
     "default_pipeline": errors.PassCrashedError,
@@ -63,9 +64,18 @@ def _handlers() -> dict[str, Callable[..., Any]]:
             text, dump_dir, background=True, mlir=mlir
         ),
         "finish_default": xla.finish_default,
+        "generate": _generate,
         **_observe_handlers(),
         **(_test_hooks() if TEST_HOOKS else {}),
     }
+
+
+def _generate(recipe: str, attempt: int, rejected: list[list[Any]]) -> tuple[str, ...]:
+    """One draw of a ``generator://`` benchmark (``xla_gym_datasets.generator``, imported
+    on first use): ``("ok", hlo_text, metadata_json)`` or ``("rejected", why)``."""
+    from xla_gym_datasets.generator.core import worker_generate
+
+    return worker_generate(recipe, attempt, rejected)
 
 
 def _test_hooks() -> dict[str, Callable[..., Any]]:

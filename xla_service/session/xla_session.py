@@ -15,6 +15,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import ClassVar
 
+from xla_service.catalog.generator import parse_recipe
 from xla_service.catalog.passes import PASS_NAMES
 from xla_service.catalog.schema import DEFAULT_RUNTIME_REPETITIONS
 from xla_service.errors import (
@@ -57,13 +58,20 @@ def shared_engine() -> Engine:
         return _engine
 
 
-def _benchmark_text(benchmark: Benchmark) -> str:
-    """The HLO text of a benchmark: raw or gzip-compressed UTF-8 bytes."""
+def _benchmark_text(benchmark: Benchmark, engine: Engine | None = None) -> str:
+    """The HLO text of a benchmark: raw or gzip-compressed UTF-8 bytes, or a
+    ``generator://`` recipe (``catalog/generator.py``), which ``engine`` generates."""
     if not benchmark.program.contents:
         raise BenchmarkError(
             f"Benchmark {benchmark.uri!r} has no program: expected HLO text, got nothing"
         )
     data = benchmark.program.contents
+    try:
+        recipe = parse_recipe(data)
+    except ValueError as e:
+        raise BenchmarkError(f"Benchmark {benchmark.uri!r}: {e}") from None
+    if recipe is not None:
+        return (engine or shared_engine()).generate(recipe.text)[0]
     if data[:2] == b"\x1f\x8b":
         data = _gunzip(data, benchmark.uri)
     try:
@@ -109,7 +117,7 @@ class XlaSession(CompilationSession):
         super().__init__(working_directory, action_space, benchmark)
         self.engine = engine or shared_engine()
         try:
-            self.initial = self.engine.load(_benchmark_text(benchmark))
+            self.initial = self.engine.load(_benchmark_text(benchmark, self.engine))
         except XlaGymError as e:  # say which benchmark
             if str(e).startswith(f"Benchmark {benchmark.uri!r}"):
                 raise

@@ -69,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1 if (report["bad_results"] or report["bad_states"]) and not args.repair else 0
         elif args.command == "clear":
             store.clear()
-            print(f"cleared {store.path}")
+            print(f"cleared {store.location}")
         elif args.command == "export":
             rows = export_transitions(store, args.out)
             print(f"{rows} transitions -> {args.out}")

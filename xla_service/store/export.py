@@ -34,14 +34,14 @@ from xla_service.catalog.opcodes import OPCODES
 from xla_service.catalog.passes import PASS_NAMES
 from xla_service.passes.cache import MISS, Failure
 from xla_service.store.codec import decode_value
-from xla_service.store.sqlite import ExperienceStore
+from xla_service.store.sql import SqlStore
 
 __all__ = ["export_transitions"]
 
 _INDEX = {name: i for i, name in enumerate(PASS_NAMES)}
 
 
-def export_transitions(store: ExperienceStore, out: Path) -> int:
+def export_transitions(store: SqlStore, out: Path) -> int:
     """Write the store's steps to ``out`` (``.npz``); returns how many rows."""
     columns: dict[str, list[object]] = {
         k: []
