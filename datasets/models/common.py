@@ -15,11 +15,6 @@ PyTree = Any
 DTYPES = {"f32": jnp.float32, "bf16": jnp.bfloat16}
 
 
-def config_dict(config) -> dict[str, Any]:
-    """The fields of a config dataclass as a plain dict (JSON-serializable)."""
-    return dataclasses.asdict(config)
-
-
 # --------------------------------------------------------------------------
 # Initialization (random only; nothing is downloaded)
 # --------------------------------------------------------------------------

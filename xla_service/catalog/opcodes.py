@@ -3,7 +3,7 @@
 XLA's 133 HLO opcodes, in the order of jaxlib 0.10.2's ``HloOpcode`` enum,
 under the names they have in HLO text (``cosine``, not ``kCos``). Pure Python,
 so the client side can label vectors without importing jax.
-``tests/unit/test_opcodes.py`` checks this table against the pinned jaxlib.
+``tests/passes/test_opcodes.py`` checks this table against the pinned jaxlib.
 """
 
 __all__ = ["OPCODES", "OPCODE_INDEX", "UNCOUNTED_OPCODES"]
