@@ -40,6 +40,14 @@ SCRIPTS = {
         "LEAK workers",
     ],
     "check_identical.py": ["RESULT: identical:"],
+    "measure_validation.py": [
+        "CATCH RATE:",
+        "FALSE ALARMS: 0 of",
+        "VALIDATION TIME mutants:",
+        "TIME PER DRAW",
+        "BEFORE (default options",
+        "AFTER  (-O0 backend",
+    ],
 }
 
 

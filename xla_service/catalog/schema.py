@@ -91,8 +91,10 @@ TOLERANCES: dict[str, tuple[float, float]] = {
 #: For narrower floating point types (float8 and smaller).
 DEFAULT_TOLERANCE: tuple[float, float] = (0.25, 0.25)
 
-#: Seeded inputs: floating point uniform in [0, 1), integers uniform in
-#: [0, INPUT_INT_HIGH), booleans a fair coin.
+#: Seeded inputs of ``Runtime``: floating point uniform in [0, 1), integers
+#: uniform in [0, INPUT_INT_HIGH), booleans a fair coin. Validation draws its
+#: own (``passes/inputs.py``), integers whose use it cannot read in
+#: [0, INPUT_INT_HIGH).
 INPUT_INT_HIGH = 8
 
 DEFAULT_RUNTIME_REPETITIONS = 5
