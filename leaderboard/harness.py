@@ -168,7 +168,7 @@ def run_policy(policy: Policy, env: CompilerEnv, benchmark: str) -> CompilerEnvS
         raise RuntimeError(f"The policy changed the benchmark to {env.benchmark}")
     if env.reward_space is None or env.reward_space.name != REWARD_SPACE:
         raise RuntimeError(f"The policy changed the reward space from {REWARD_SPACE}")
-    state = env.state.copy()
+    state = env.state.model_copy()
     state.walltime = walltime
     return state
 

@@ -286,13 +286,14 @@ def format_table(rows: Sequence[Row], baseline: bool = False) -> str:
     )
     for r in rows:
         validated = f"{r.validated}/{r.checked}" if r.checked else "-"
+        speedup = f"{r.speedup:.3f}" if r.speedups else "-"
         left_out = [f"{r.nonpositive} <= 0 left out"] if r.nonpositive else []
         if baseline and r.baseline_nonpositive:
             left_out.append(f"{r.baseline_nonpositive} <= 0 vs baseline left out")
         note = f" ({'; '.join(left_out)})" if left_out else ""
         lines.append(
             f"{r.name:<{width}} {r.count:>4} {r.no_ratio:>8} {r.improvement:>+11.1%} "
-            f"{r.at_least_default:>10.0%} {validated:>10} {r.speedup:>8.3f} "
+            f"{r.at_least_default:>10.0%} {validated:>10} {speedup:>8} "
             f"{r.walltime:>8.1f}s" + (f" {r.vs_baseline:>+11.1%}" if baseline else "") + note
         )
     return "\n".join(lines)

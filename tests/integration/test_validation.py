@@ -77,7 +77,7 @@ def test_validation_replays_the_state_and_checks_the_reward(env):
     env.reset()
     env.apply(state)
     assert env.episode_reward == state.reward and env.commandline() == state.commandline
-    wrong = state.copy()
+    wrong = state.model_copy()
     wrong.reward = state.reward + 1
     result = env.validate(wrong)
     assert not result.okay() and result.reward_validation_failed

@@ -93,7 +93,7 @@ DEFAULT_TOLERANCE: tuple[float, float] = (0.25, 0.25)
 
 #: Seeded inputs of ``Runtime``: floating point uniform in [0, 1), integers
 #: uniform in [0, INPUT_INT_HIGH), booleans a fair coin. Validation draws its
-#: own (``passes/inputs.py``), integers whose use it cannot read in
+#: own (``passes/inputs.py``, ``passes/input_rules.py``), integers whose use it cannot read in
 #: [0, INPUT_INT_HIGH).
 INPUT_INT_HIGH = 8
 

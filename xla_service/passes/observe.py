@@ -21,12 +21,11 @@ from typing import Any
 
 import jax
 import numpy as np
-from jax._src import xla_bridge
-from jax._src.lib import _jax, hlo, xla_client
 
 from xla_service.catalog.opcodes import OPCODES
 from xla_service.catalog.schema import COST_KEYS, INPUT_INT_HIGH, RUNTIME_WARMUP
 from xla_service.errors import ExecutionError, ResourceLimitError
+from xla_service.passes import jaxlib
 from xla_service.passes.compare import (
     compare_output,
     compare_outputs,
@@ -40,7 +39,7 @@ from xla_service.passes.xla import parse
 
 __all__ = ["cost_analysis", "hlo_graph", "hlo_proto", "runtime", "validate", "make_inputs"]
 
-_OPCODE_NAME = {getattr(hlo.HloOpcode, n): OPCODES[i] for i, n in enumerate(hlo.HloOpcode.__members__)}
+_OPCODE_NAME = {getattr(jaxlib.hlo.HloOpcode, n): OPCODES[i] for i, n in enumerate(jaxlib.hlo.HloOpcode.__members__)}
 _EXECUTABLES: OrderedDict[tuple[str, str], tuple[Any, Any]] = OrderedDict()
 _MAX_EXECUTABLES = 4
 #: Compile modes: XLA's default options (runtime, cost), and validation's: the
@@ -50,7 +49,7 @@ DEFAULT, VALIDATION = "default", "validation"
 
 
 def _client() -> Any:
-    return xla_bridge.get_backend("cpu")
+    return jaxlib.cpu_client()
 
 
 def cost_analysis(text: str) -> tuple[float, ...]:
@@ -60,7 +59,7 @@ def cost_analysis(text: str) -> tuple[float, ...]:
     module (e.g. an unknown custom call), and the spaces' values are >= 0.
     """
     try:
-        costs = _jax.hlo_module_cost_analysis(_client(), parse(text))
+        costs = jaxlib.cost_analysis(_client(), parse(text))
     except Exception as e:  # jaxlib raises JaxRuntimeError
         raise ExecutionError(f"XLA's cost analysis failed on this module: {_first_line(e)}") from None
     return tuple(max(float(costs.get(k, 0.0)), 0.0) for k in COST_KEYS)
@@ -94,7 +93,7 @@ def _first_line(error: BaseException) -> str:
 
 
 def _options(mode: str) -> Any:
-    options = xla_client.CompileOptions()
+    options = jaxlib.xla_client.CompileOptions()
     if mode == VALIDATION:
         options.executable_build_options.debug_options.xla_backend_optimization_level = 0
     return options
@@ -106,11 +105,11 @@ def _compiled(text: str, mode: str = DEFAULT) -> tuple[Any, Any]:
     if key in _EXECUTABLES:
         _EXECUTABLES.move_to_end(key)
         return _EXECUTABLES[key]
-    computation = hlo.XlaComputation(parse(text).as_serialized_hlo_module_proto())
+    computation = jaxlib.hlo.XlaComputation(parse(text).as_serialized_hlo_module_proto())
     client = _client()
     try:
-        mlir = _jax.mlir.xla_computation_to_mlir_module(computation)
-        devices = xla_client.DeviceList(tuple(client.local_devices()))
+        mlir = jaxlib.mlir.xla_computation_to_mlir_module(computation)
+        devices = jaxlib.xla_client.DeviceList(tuple(client.local_devices()))
         executable = client.compile_and_load(mlir, devices, _options(mode))
     except Exception as e:  # unknown custom call, unsupported op, ...
         raise ExecutionError(f"XLA cannot compile this module for CPU: {_first_line(e)}") from None

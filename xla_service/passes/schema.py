@@ -1,4 +1,0 @@
-"""Moved to ``xla_service.catalog.schema`` (the jax-free package of what a jaxlib version
-means). This re-export is temporary: import from there."""
-from xla_service.catalog.schema import *  # noqa: F401,F403
-from xla_service.catalog.schema import __all__  # noqa: F401
