@@ -53,10 +53,12 @@ def resolve_benchmarks(benchmarks: None | str | Sequence[str]) -> Sequence[str]:
     every seed, ``generator://xla-random-v0/0-999`` a range (inclusive), in a list too.
     """
     from xla_service.env.datasets import default_benchmark_uri, split_benchmark_uris
-    from xla_service.env.generator import UriChain, generator_uris
+    from xla_service.env.generator import SeedUris, UriChain, generator_uris
 
     if benchmarks is None:
         return [default_benchmark_uri()]
+    if isinstance(benchmarks, (SeedUris, UriChain)):  # resolved already, lazily
+        return benchmarks
     parts: list[Sequence[str]] = []
     if not isinstance(benchmarks, str):
         parts = [generator_uris(str(b)) or [str(b)] for b in benchmarks]

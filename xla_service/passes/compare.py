@@ -66,12 +66,16 @@ def widen(hlo_text: str) -> str:
 
 
 def compare_output(
-    index: int, expected: np.ndarray, actual: np.ndarray, compute: str = ""
+    index: int, expected: np.ndarray, actual: np.ndarray, compute: str = "", normwise: bool = False
 ) -> str | None:
     """Why output ``index`` differs from the original, or None if it matches.
 
     ``compute`` is the module's narrowest compute type (``compute_dtype``):
     inexact outputs are compared at the looser of its tolerance and their own.
+    ``normwise``: the relative tolerance is taken of the output's largest
+    finite magnitude rather than of each element's (``|a - e| <= atol + rtol *
+    max|e|``), as for the same arithmetic reassociated, where an element that
+    is a small difference of large terms carries the large terms' rounding.
     """
     name = f"output {index} ({describe(expected)})"
     if expected.shape != actual.shape or expected.dtype != actual.dtype:
@@ -96,9 +100,11 @@ def compare_output(
     a = actual.astype(np.complex128 if complex_ else np.float64)
     same_nan = np.isnan(e) & np.isnan(a)
     same_inf = np.isinf(e) & (e == a)
+    finite = np.isfinite(e)
+    scale = np.abs(e[finite]).max() if normwise and finite.any() else np.abs(e)
     with np.errstate(invalid="ignore"):
         diff = np.abs(a - e)
-        ok = same_nan | same_inf | (np.isfinite(e) & (diff <= atol + rtol * np.abs(e)))
+        ok = same_nan | same_inf | (finite & (diff <= atol + rtol * scale))
     if ok.all():
         return None
     score = np.where(ok, -1.0, np.nan_to_num(diff, nan=np.inf, posinf=np.inf))
@@ -106,7 +112,8 @@ def compare_output(
     return (
         f"{name} differs in {int((~ok).sum())} of {expected.size} elements: largest "
         f"difference {diff[at]:.6g} at index {tuple(int(i) for i in at)} "
-        f"(expected {e[at]:.6g}, got {a[at]:.6g}; tolerance rtol={rtol:g}, atol={atol:g})"
+        f"(expected {e[at]:.6g}, got {a[at]:.6g}; tolerance rtol={rtol:g}"
+        f"{f' of the largest magnitude {float(scale):.6g}' if normwise else ''}, atol={atol:g})"
     )
 
 

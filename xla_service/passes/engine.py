@@ -147,7 +147,7 @@ class Engine:
         """``(hlo_text, metadata_json)`` of a ``generator://`` benchmark's recipe
         (``catalog/generator.py``), made in a worker the first time, then cached
         (and stored) like any result. Draws are tried one request at a time, so
-        that one XLA aborts on costs that draw only (it is recorded, the next is
+        that an XLA abort costs only that draw (it is recorded, the next one is
         tried); a seed without a valid draw is a :class:`BenchmarkError`."""
 
         def compute() -> tuple[str, str]:

@@ -362,6 +362,11 @@ def _against_float32(record: _Original, draw: int, current: str, actual: list[np
     real error. Widened, both compute the same arithmetic without that
     rounding (there: 1.8e-4 apart, 0.11 of float32 tolerance), while a real
     change stands out (one ``multiply`` made an ``add``: 511 times it).
+    Normwise (``compare_output``): reassociated float32 sums still differ by
+    float32 rounding of their terms (measured: the default pipeline on a
+    GPT-2 bf16 SGD step, saturating draw, 3.5e-5 on an element of 0.063 whose
+    output reaches 0.90: 0.38 of the normwise tolerance, 2.2 of the
+    elementwise one).
     """
     why = ""
     expected = record.outputs[draw]
@@ -382,7 +387,7 @@ def _against_float32(record: _Original, draw: int, current: str, actual: list[np
         if why or reference is None or len(reference) != len(expected) or len(widened) != len(expected):
             errors.append(f"{error}; {why or 'not comparable in float32'}")
         else:
-            wide_error = compare_output(i, reference[i], widened[i])
+            wide_error = compare_output(i, reference[i], widened[i], normwise=True)
             if wide_error is not None:
                 errors.append(f"{error}; widened to float32, {wide_error}")
     return errors
