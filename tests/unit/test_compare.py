@@ -6,7 +6,13 @@ import numpy as np
 import pytest
 
 from xla_service.catalog.schema import tolerance
-from xla_service.passes.compare import compare_outputs, compute_dtype, is_inexact, widen
+from xla_service.passes.compare import (
+    compare_output,
+    compare_outputs,
+    compute_dtype,
+    is_inexact,
+    widen,
+)
 
 
 def test_equal_outputs_match():
@@ -91,3 +97,17 @@ def test_widen_makes_every_narrow_float_f32():
     text = "ENTRY e { p = bf16[2]{0} parameter(0) h = f16[2] convert(p) q = f8e4m3fn[] constant(1) ROOT r = f32[2] convert(h) }"
     assert widen(text) == "ENTRY e { p = f32[2]{0} parameter(0) h = f32[2] convert(p) q = f32[] constant(1) ROOT r = f32[2] convert(h) }"
     assert widen("ENTRY e { bf16_like = f32[4] parameter(0) }") == "ENTRY e { bf16_like = f32[4] parameter(0) }"
+
+
+def test_normwise_tolerance_scales_with_the_outputs_largest_magnitude():
+    """Elementwise, 0.063 moved by 3.5e-5 is beyond float32 tolerance; normwise,
+    in an output reaching 0.9, it is within it; a real change is not."""
+    expected = np.array([0.0625485, 0.9, -0.5], dtype=np.float32)
+    rounded = np.array([0.0625834, 0.9, -0.5], dtype=np.float32)
+    assert compare_output(0, expected, rounded) is not None
+    assert compare_output(0, expected, rounded, normwise=True) is None
+    wrong = np.array([0.0725485, 0.9, -0.5], dtype=np.float32)
+    error = compare_output(0, expected, wrong, normwise=True)
+    assert error is not None and "of the largest magnitude 0.9" in error
+    nan = np.array([np.nan, np.inf, 1.0], dtype=np.float32)
+    assert compare_output(0, nan, nan.copy(), normwise=True) is None
