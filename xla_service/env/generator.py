@@ -87,16 +87,11 @@ class GeneratorDataset(Dataset):
         return self.benchmark_from_seed(int(random_state.integers(MAX_SEED + 1)))
 
 
-class SeedUris(Sequence[str]):
-    """The URIs of the seeds ``first .. last`` (inclusive), lazily: a range of ``2**32`` is fine."""
+class _LazyUris(Sequence[str]):
+    """A sequence of URIs computed on access: subclasses give ``__len__`` and ``_at``."""
 
-    def __init__(self, first: int = 0, last: int = MAX_SEED, ops: tuple[int, int] = DEFAULT_OPS) -> None:
-        if not 0 <= first <= last <= MAX_SEED:
-            raise ValueError(f"Invalid seed range {first}-{last}: expected 0 <= FIRST <= LAST <= {MAX_SEED}")
-        self.first, self.last, self.ops = first, last, ops
-
-    def __len__(self) -> int:
-        return self.last - self.first + 1
+    def _at(self, index: int) -> str:
+        raise NotImplementedError
 
     @overload
     def __getitem__(self, index: int) -> str: ...
@@ -111,6 +106,21 @@ class SeedUris(Sequence[str]):
             index += len(self)
         if not 0 <= index < len(self):
             raise IndexError(index)
+        return self._at(index)
+
+
+class SeedUris(_LazyUris):
+    """The URIs of the seeds ``first .. last`` (inclusive), lazily: a range of ``2**32`` is fine."""
+
+    def __init__(self, first: int = 0, last: int = MAX_SEED, ops: tuple[int, int] = DEFAULT_OPS) -> None:
+        if not 0 <= first <= last <= MAX_SEED:
+            raise ValueError(f"Invalid seed range {first}-{last}: expected 0 <= FIRST <= LAST <= {MAX_SEED}")
+        self.first, self.last, self.ops = first, last, ops
+
+    def __len__(self) -> int:
+        return self.last - self.first + 1
+
+    def _at(self, index: int) -> str:
         return Recipe(self.first + index, self.ops).uri
 
     def __iter__(self) -> Iterator[str]:
@@ -120,7 +130,7 @@ class SeedUris(Sequence[str]):
         return f"SeedUris({self.first}, {self.last}, ops={self.ops})"
 
 
-class UriChain(Sequence[str]):
+class UriChain(_LazyUris):
     """Sequences of URIs one after the other, lazily (a :class:`SeedUris` of every seed included)."""
 
     def __init__(self, parts: Sequence[Sequence[str]]) -> None:
@@ -129,19 +139,9 @@ class UriChain(Sequence[str]):
     def __len__(self) -> int:
         return sum(len(p) for p in self.parts)
 
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> Sequence[str]: ...
-
-    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
+    def _at(self, index: int) -> str:
         for part in self.parts:
-            if 0 <= index < len(part):
+            if index < len(part):
                 return part[index]
             index -= len(part)
         raise IndexError(index)
