@@ -40,6 +40,15 @@ SCRIPTS = {
         "LEAK workers",
     ],
     "check_identical.py": ["RESULT: identical:"],
+    "measure_generator.py": [
+        "valid (generated, loaded, XLA's default pipeline, executed and validated):",
+        "structurally distinct:",
+        "opcodes only the generator emits",
+        "N0 / N_default, generated:",
+        "final / N_default:",
+        "fresh seed (plan, lower, XLA parse and normalize, cache write): median",
+        "from the disk cache: median",
+    ],
     "measure_validation.py": [
         "CATCH RATE:",
         "FALSE ALARMS: 0 of",
