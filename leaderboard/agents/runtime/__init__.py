@@ -1,0 +1,1 @@
+"""Runtime search with a learned cost model and adaptive sampling (Chameleon-style)."""

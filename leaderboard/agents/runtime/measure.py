@@ -1,0 +1,207 @@
+"""Measurement hygiene: repeated, interleaved runtimes, medians with bootstrap intervals.
+
+A speedup is ``median(baseline) / median(candidate)`` of seconds per
+execution (the ``Runtime`` observation, ``xla.runtime.repetitions`` runs per
+observation, warm-up excluded). :func:`compare` measures baseline and
+candidate in turns (baseline, candidate, candidate, baseline, ...), so
+drifts of the machine's load hit both sides alike; :func:`paired_speedup_interval`
+bootstraps the ratio of medians over those rounds (:func:`speedup_interval`
+over single runs, for independent samples); :func:`within_noise` says whether the interval admits no
+difference. The baseline is the benchmark as loaded (compiled by XLA's full
+CPU pipeline: what XLA does by default) or ``RuntimeDefault`` (the module of
+XLA's default pipeline, the leaderboard's speedup baseline).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from compiler_gym.envs import CompilerEnv
+
+__all__ = [
+    "BASELINES",
+    "Speedup",
+    "apply_actions",
+    "compare",
+    "measure_runtime",
+    "median_interval",
+    "paired_speedup_interval",
+    "speedup_interval",
+    "within_noise",
+]
+
+BASELINES = ("initial", "default")
+
+
+@dataclass(frozen=True)
+class Speedup:
+    """A measured speedup (baseline over candidate median) and its bootstrap interval."""
+
+    speedup: float
+    low: float
+    high: float
+    baseline_median: float
+    candidate_median: float
+    samples: int  # runtimes per side
+    within_noise: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def median_interval(
+    samples: Sequence[float] | np.ndarray, confidence: float = 0.95, resamples: int = 2000, seed: int = 0
+) -> tuple[float, float, float]:
+    """``(median, low, high)``: the median and its percentile bootstrap interval."""
+    x = _samples(samples)
+    _check_confidence(confidence)
+    rng = np.random.default_rng(seed)
+    medians = np.median(x[rng.integers(len(x), size=(resamples, len(x)))], axis=1)
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(medians, [tail, 100 - tail])
+    return float(np.median(x)), float(low), float(high)
+
+
+def speedup_interval(
+    baseline: Sequence[float] | np.ndarray,
+    candidate: Sequence[float] | np.ndarray,
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+    tolerance: float = 0.0,
+) -> Speedup:
+    """``median(baseline) / median(candidate)`` with a percentile bootstrap interval.
+
+    Each side is resampled on its own (the runs are independent draws).
+    """
+    b, c = _samples(baseline), _samples(candidate)
+    _check_confidence(confidence)
+    rng = np.random.default_rng(seed)
+    mb = np.median(b[rng.integers(len(b), size=(resamples, len(b)))], axis=1)
+    mc = np.median(c[rng.integers(len(c), size=(resamples, len(c)))], axis=1)
+    tail = (1 - confidence) / 2 * 100
+    low, high = (float(v) for v in np.percentile(mb / mc, [tail, 100 - tail]))
+    return Speedup(
+        speedup=float(np.median(b) / np.median(c)),
+        low=low,
+        high=high,
+        baseline_median=float(np.median(b)),
+        candidate_median=float(np.median(c)),
+        samples=int(min(len(b), len(c))),
+        within_noise=within_noise(low, high, tolerance),
+    )
+
+
+def paired_speedup_interval(
+    baseline: Sequence[Sequence[float] | np.ndarray],
+    candidate: Sequence[Sequence[float] | np.ndarray],
+    confidence: float = 0.95,
+    resamples: int = 2000,
+    seed: int = 0,
+    tolerance: float = 0.0,
+) -> Speedup:
+    """:func:`speedup_interval` for interleaved rounds: round ``i`` of each side measured together.
+
+    The bootstrap resamples whole rounds, the same for both sides: the runs of
+    one observation share the machine's load of that moment, so resampling
+    runs one by one (as if independent) gives intervals too narrow on a busy
+    machine. Point estimate: the ratio of the pooled medians.
+    """
+    if len(baseline) != len(candidate) or not baseline:
+        raise ValueError(f"expected as many rounds a side (>= 1), got {len(baseline)} and {len(candidate)}")
+    b = [_samples(r) for r in baseline]
+    c = [_samples(r) for r in candidate]
+    _check_confidence(confidence)
+    rng = np.random.default_rng(seed)
+    ratios = np.empty(resamples)
+    for k in range(resamples):
+        rounds = rng.integers(len(b), size=len(b))
+        ratios[k] = np.median(np.concatenate([b[i] for i in rounds])) / np.median(np.concatenate([c[i] for i in rounds]))
+    tail = (1 - confidence) / 2 * 100
+    low, high = (float(v) for v in np.percentile(ratios, [tail, 100 - tail]))
+    mb, mc = float(np.median(np.concatenate(b))), float(np.median(np.concatenate(c)))
+    return Speedup(
+        speedup=mb / mc, low=low, high=high, baseline_median=mb, candidate_median=mc,
+        samples=int(min(sum(map(len, b)), sum(map(len, c)))), within_noise=within_noise(low, high, tolerance),
+    )
+
+
+def within_noise(low: float, high: float, tolerance: float = 0.0) -> bool:
+    """Whether a speedup interval ``[low, high]`` admits no difference.
+
+    True when it overlaps ``[1 - tolerance, 1 + tolerance]``: a tolerance
+    declares differences below it irrelevant even when they are measurable.
+    """
+    if low > high:
+        raise ValueError(f"expected low <= high, got [{low}, {high}]")
+    if tolerance < 0:
+        raise ValueError(f"tolerance must be >= 0, got {tolerance}")
+    return low <= 1 + tolerance and high >= 1 - tolerance
+
+
+def apply_actions(env: CompilerEnv, actions: Sequence[int]) -> list[int]:
+    """Step ``env`` through ``actions``, skipping those XLA fails on; the ones applied."""
+    applied: list[int] = []
+    for action in actions:
+        try:
+            env.step(int(action))
+        except ValueError:  # pass_errors=raise: the step is not kept
+            continue
+        applied.append(int(action))
+    return applied
+
+
+def measure_runtime(env: CompilerEnv, baseline: str = "initial") -> np.ndarray:
+    """One observation of runtimes: of the current module, or ``RuntimeDefault``."""
+    name = {"initial": "Runtime", "default": "RuntimeDefault"}.get(baseline)
+    if name is None:
+        raise ValueError(f"baseline must be one of {BASELINES}, got {baseline!r}")
+    return np.asarray(env.observation[name], dtype=np.float64).ravel()
+
+
+def compare(
+    base: CompilerEnv,
+    candidate: CompilerEnv,
+    rounds: int = 3,
+    baseline: str = "initial",
+    confidence: float = 0.95,
+    seed: int = 0,
+    tolerance: float = 0.0,
+) -> Speedup:
+    """Interleaved ``rounds`` of (baseline, candidate) runtime observations, then their speedup.
+
+    Round ``i`` observes both sides, the baseline first in even rounds and the
+    candidate first in odd ones; the interval resamples whole rounds
+    (:func:`paired_speedup_interval`).
+
+    ``base`` is an env at the benchmark as loaded; ``candidate`` one at the
+    module to measure (each observation: ``xla.runtime.repetitions`` runs).
+    """
+    if rounds < 1:
+        raise ValueError(f"rounds must be >= 1, got {rounds}")
+    b: list[np.ndarray] = []
+    c: list[np.ndarray] = []
+    for i in range(rounds):  # ABBA: which side goes first alternates, cancelling linear drifts
+        if i % 2 == 0:
+            b.append(measure_runtime(base, baseline))
+            c.append(measure_runtime(candidate, "initial"))
+        else:
+            c.append(measure_runtime(candidate, "initial"))
+            b.append(measure_runtime(base, baseline))
+    return paired_speedup_interval(b, c, confidence=confidence, seed=seed, tolerance=tolerance)
+
+
+def _samples(samples: Sequence[float] | np.ndarray) -> np.ndarray:
+    x = np.asarray(samples, dtype=np.float64).ravel()
+    if len(x) == 0:
+        raise ValueError("need at least one runtime")
+    if not np.all(np.isfinite(x)) or np.any(x <= 0):
+        raise ValueError("runtimes must be finite and > 0")
+    return x
+
+
+def _check_confidence(confidence: float) -> None:
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")

@@ -1,0 +1,208 @@
+"""Candidate pass sequences, and the two ways to pick the fastest: measure all, or adaptively.
+
+:func:`propose` draws random pass sequences of random lengths, each pass
+from the 13 passes of XLA's default pipeline (``FOCUS``; most of the 64
+passes change nothing on a given module) or, with probability ``explore``,
+from all of them; with ``include_default``, the default pipeline's own order
+(prologue, simplification twice, epilogue) is the first sequence. Each is
+applied on a fork; the distinct modules they make are kept (by HLO text; the
+start module excluded: it is the baseline), with their features. A ``measure`` callable gives a candidate's
+``log(runtime / baseline runtime)``; each call is one real measurement.
+
+- :func:`exhaustive` (mode a) measures every candidate.
+- :func:`adaptive` (mode b) measures k-means representatives of the
+  candidates, fits the cost model on what it measured, and in each further
+  round measures the ``exploit`` candidates the model ranks fastest plus
+  representatives of k-means clusters of the most promising unmeasured
+  candidates (the ``promising`` fraction of them by predicted runtime),
+  refitting after each round, until ``budget`` measurements.
+
+Both return the measured candidate with the lowest runtime (or none, -1, if
+none measured faster than the baseline).
+"""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from compiler_gym.envs import CompilerEnv
+
+from leaderboard.agents.runtime.cost_model import CostModel, held_out_spearman
+from leaderboard.agents.runtime.features import module_features
+from leaderboard.agents.runtime.kmeans import representatives
+from leaderboard.agents.runtime.measure import apply_actions
+from xla_service.catalog.pipelines import DEFAULT_EPILOGUE, DEFAULT_PROLOGUE, DEFAULT_SIMPLIFICATION
+
+__all__ = ["DEFAULT_ORDER", "FOCUS", "Candidate", "Measure", "SearchResult", "adaptive", "exhaustive", "propose", "standardize"]
+
+
+DEFAULT_ORDER: tuple[str, ...] = (*DEFAULT_PROLOGUE, *DEFAULT_SIMPLIFICATION, *DEFAULT_SIMPLIFICATION, *DEFAULT_EPILOGUE)
+FOCUS: tuple[str, ...] = tuple(dict.fromkeys(DEFAULT_ORDER))
+
+
+@dataclass(frozen=True)
+class Candidate:
+    actions: tuple[int, ...]
+    features: np.ndarray  # module features minus the start module's
+    key: str  # sha256 of the module's HLO text
+
+
+Measure = Callable[[Candidate], float]
+
+
+@dataclass
+class SearchResult:
+    mode: str
+    candidates: list[Candidate]
+    measured: dict[int, float] = field(default_factory=dict)  # index -> log relative runtime
+    rounds: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def n_measurements(self) -> int:
+        return len(self.measured)
+
+    @property
+    def best(self) -> int:
+        """Index of the fastest measured candidate; -1 if none beat the baseline."""
+        if not self.measured:
+            return -1
+        index = min(self.measured, key=lambda i: (self.measured[i], i))
+        return index if self.measured[index] < 0 else -1
+
+    @property
+    def best_actions(self) -> list[int]:
+        return list(self.candidates[self.best].actions) if self.best >= 0 else []
+
+
+def propose(
+    env: CompilerEnv,
+    n: int,
+    max_length: int,
+    seed: int = 0,
+    explore: float = 0.2,
+    include_default: bool = True,
+    tries_per_candidate: int = 4,
+    graph: bool = False,
+) -> list[Candidate]:
+    """Up to ``n`` distinct candidate modules from random pass sequences, from env's state."""
+    if n < 1 or max_length < 1:
+        raise ValueError(f"n and max_length must be >= 1, got {n}, {max_length}")
+    if not 0 <= explore <= 1:
+        raise ValueError(f"explore must be in [0, 1], got {explore}")
+    rng = np.random.default_rng(seed)
+    focus = [env.action_space[name] for name in FOCUS]
+    sequences: list[list[int]] = [[env.action_space[name] for name in DEFAULT_ORDER]] if include_default else []
+    for _ in range(n * tries_per_candidate - len(sequences)):
+        length = int(rng.integers(1, max_length + 1))
+        sequences.append(
+            [int(rng.integers(env.action_space.n)) if rng.random() < explore else int(rng.choice(focus)) for _ in range(length)]
+        )
+    start = module_features(env, graph=graph)
+    seen = {_digest(env)}
+    candidates: list[Candidate] = []
+    for actions in sequences:
+        if len(candidates) >= n:
+            break
+        fork = env.fork()
+        try:
+            applied = apply_actions(fork, actions)
+            key = _digest(fork)
+            if key in seen:
+                continue
+            seen.add(key)
+            candidates.append(Candidate(tuple(applied), module_features(fork, graph=graph) - start, key))
+        finally:
+            fork.close()
+    return candidates
+
+
+def exhaustive(candidates: Sequence[Candidate], measure: Measure) -> SearchResult:
+    """Mode (a): measure every candidate."""
+    result = SearchResult("exhaustive", list(candidates))
+    for i, candidate in enumerate(candidates):
+        result.measured[i] = float(measure(candidate))
+    result.rounds.append({"round": 0, "measured": list(range(len(candidates)))})
+    return result
+
+
+def adaptive(
+    candidates: Sequence[Candidate],
+    measure: Measure,
+    budget: int = 12,
+    per_round: int = 4,
+    exploit: int = 1,
+    promising: float = 0.5,
+    alpha: float = 1.0,
+    seed: int = 0,
+    prior: tuple[np.ndarray, np.ndarray] | None = None,
+) -> SearchResult:
+    """Mode (b): cluster, measure representatives, rank the rest with the refit cost model.
+
+    ``prior``, ``(features, log relative runtimes)`` measured elsewhere (other
+    benchmarks), joins every fit: the model ranks from the first round on.
+    """
+    if budget < 1 or per_round < 1:
+        raise ValueError(f"budget and per_round must be >= 1, got {budget}, {per_round}")
+    if not 0 <= exploit <= per_round:
+        raise ValueError(f"exploit must be in [0, per_round], got {exploit}")
+    if not 0 < promising <= 1:
+        raise ValueError(f"promising must be in (0, 1], got {promising}")
+    result = SearchResult("adaptive", list(candidates))
+    if not candidates:
+        return result
+    F = np.stack([c.features for c in candidates])  # the model's inputs (it standardizes them)
+    X = standardize(F)  # k-means' space
+    prior_X, prior_y = (np.zeros((0, F.shape[1])), np.zeros(0)) if prior is None else prior
+    if prior_X.shape[0] != len(prior_y) or (len(prior_y) and prior_X.shape[1] != F.shape[1]):
+        raise ValueError(f"prior: {prior_X.shape} features for {len(prior_y)} targets, candidates have {F.shape[1]}")
+    model = CostModel(alpha=alpha)
+
+    def run(indices: list[int], round_: int, **info: Any) -> None:
+        for i in indices:
+            result.measured[i] = float(measure(candidates[i]))
+        result.rounds.append({"round": round_, "measured": indices, **info})
+
+    if len(prior_y):  # already a model: its fastest-predicted candidates join round 0's representatives
+        model.fit(prior_X, prior_y)
+        head = [int(i) for i in np.argsort(model.predict(F), kind="mergesort")[: min(exploit, budget)]]
+    else:
+        head = []
+    quota = min(per_round, budget) - len(head)
+    first = sorted(set(head) | set(representatives(X, quota, seed=seed) if quota > 0 else []))
+    run(first, 0)
+    round_ = 1
+    while len(result.measured) < min(budget, len(candidates)):
+        seen = sorted(result.measured)
+        unseen = np.array([i for i in range(len(candidates)) if i not in result.measured])
+        model.fit(np.vstack([prior_X, F[seen]]), np.concatenate([prior_y, [result.measured[i] for i in seen]]))
+        predicted = model.predict(F[unseen])
+        order = unseen[np.argsort(predicted, kind="mergesort")]  # fastest predicted first
+        quota = min(per_round, budget - len(result.measured))
+        chosen = [int(i) for i in order[: min(exploit, quota)]]
+        rest = order[len(chosen) :]
+        pool = rest[: max(1, int(np.ceil(promising * len(rest))))]
+        if quota > len(chosen) and len(pool):
+            reps = representatives(X[pool], quota - len(chosen), seed=seed + round_)
+            chosen += [int(pool[j]) for j in reps]
+        run(chosen, round_, model_samples=len(seen), held_out_spearman=_cv(F, result, seen, alpha, seed))
+        round_ += 1
+    return result
+
+
+def standardize(X: np.ndarray) -> np.ndarray:
+    """Columns to zero mean and unit variance (constant columns to 0): k-means' space."""
+    X = np.atleast_2d(np.asarray(X, dtype=np.float64))
+    scale = X.std(axis=0)
+    return (X - X.mean(axis=0)) / np.where(scale > 1e-12, scale, 1.0)
+
+
+def _cv(X: np.ndarray, result: SearchResult, seen: list[int], alpha: float, seed: int) -> float:
+    y = np.array([result.measured[i] for i in seen])
+    return held_out_spearman(X[seen], y, folds=min(5, len(seen)), alpha=alpha, seed=seed) if len(seen) >= 3 else float("nan")
+
+
+def _digest(env: CompilerEnv) -> str:
+    return hashlib.sha256(str(env.observation["Hlo"]).encode()).hexdigest()

@@ -1,0 +1,457 @@
+"""The runtime agent (leaderboard/agents/runtime): cost model, k-means, noise, search, policy.
+
+Tiny budgets: a 20-instruction module, 2 runs per Runtime observation.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from leaderboard.agents.runtime.cost_model import (
+    CostModel,
+    held_out_spearman,
+    leave_one_group_out_spearman,
+    rank,
+    spearman,
+)
+from leaderboard.agents.runtime.kmeans import kmeans, representatives
+from leaderboard.agents.runtime.measure import speedup_interval, within_noise
+from leaderboard.agents.runtime.search import Candidate, adaptive, exhaustive
+
+#: A module on which many passes (cse, algsimp, dce, transpose-folding,
+#: tuple-simplifier, ...) have something to do: many distinct candidates.
+RUNTIME_HLO = b"""HloModule rt, entry_computation_layout={(f32[16,16]{1,0}, f32[16,16]{1,0})->f32[16,16]{1,0}}
+
+ENTRY main {
+  p = f32[16,16]{1,0} parameter(0)
+  q = f32[16,16]{1,0} parameter(1)
+  a = f32[16,16]{1,0} add(p, q)
+  b = f32[16,16]{1,0} add(p, q)
+  n = f32[16,16]{1,0} negate(a)
+  nn = f32[16,16]{1,0} negate(n)
+  t = f32[16,16]{1,0} transpose(q), dimensions={1,0}
+  d = f32[16,16]{1,0} dot(nn, t), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  r1 = f32[256]{0} reshape(d)
+  r2 = f32[16,16]{1,0} reshape(r1)
+  c1 = f32[] constant(2)
+  c2 = f32[] constant(3)
+  c3 = f32[] add(c1, c2)
+  bc = f32[16,16]{1,0} broadcast(c3), dimensions={}
+  tu = (f32[16,16]{1,0}, f32[16,16]{1,0}) tuple(r2, b)
+  g0 = f32[16,16]{1,0} get-tuple-element(tu), index=0
+  g1 = f32[16,16]{1,0} get-tuple-element(tu), index=1
+  dead = f32[16,16]{1,0} exponential(p)
+  m = f32[16,16]{1,0} multiply(g0, g1)
+  ROOT o = f32[16,16]{1,0} add(m, bc)
+}
+"""
+
+
+# -- cost model -------------------------------------------------------------
+
+
+def test_rank_averages_ties_and_spearman_matches_known_values():
+    assert rank(np.array([10.0, 30.0, 20.0, 20.0])).tolist() == [1.0, 4.0, 2.5, 2.5]
+    assert spearman(np.arange(5), np.arange(5) ** 3) == pytest.approx(1.0)
+    assert spearman(np.arange(5), -np.arange(5)) == pytest.approx(-1.0)
+    # one swapped pair among 4: 1 - 6 * 2 / (4 * 15)
+    assert spearman(np.array([1, 2, 3, 4]), np.array([1, 3, 2, 4])) == pytest.approx(0.8)
+    assert np.isnan(spearman(np.ones(4), np.arange(4)))
+    with pytest.raises(ValueError):
+        spearman(np.arange(3), np.arange(4))
+
+
+def _linear_data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 6)) * np.array([1, 10, 0.1, 1, 1, 0])  # mixed scales, a constant column
+    w = np.array([0.3, -0.02, 2.0, 0.0, 0.1, 5.0])
+    return X, X @ w + 0.01 * rng.normal(size=n), w
+
+
+def test_cost_model_fits_and_predicts_a_linear_relation():
+    X, y, _ = _linear_data(40)
+    model = CostModel(alpha=0.01).fit(X[:30], y[:30])
+    predicted = model.predict(X[30:])
+    assert np.max(np.abs(predicted - y[30:])) < 0.1
+    assert spearman(model.predict_speedup(X[30:]), np.exp(-y[30:])) > 0.95
+    # more features than samples: the dual form, still a sensible fit
+    wide = CostModel(alpha=0.1).fit(np.hstack([X[:8], np.zeros((8, 20))]), y[:8])
+    assert wide.predict(np.hstack([X[:8], np.zeros((8, 20))])).shape == (8,)
+    assert CostModel().predict(X[:3]).tolist() == [0.0, 0.0, 0.0]  # unfitted: no opinion
+
+
+def test_held_out_spearman_tells_signal_from_noise():
+    X, y, _ = _linear_data(60)
+    assert held_out_spearman(X, y, folds=5, alpha=0.1) > 0.9
+    noise = np.random.default_rng(1).normal(size=60)
+    assert abs(held_out_spearman(X, noise, folds=5, alpha=0.1)) < 0.4
+    assert np.isnan(held_out_spearman(X[:2], y[:2]))
+
+
+def test_a_model_fit_on_other_benchmarks_ranks_a_new_one():
+    X, y, _ = _linear_data(60)
+    groups = [(X[:20], y[:20]), (X[20:40], y[20:40]), (X[40:], y[40:])]
+    assert min(leave_one_group_out_spearman(groups, alpha=0.1)) > 0.9
+    # a group alone has nothing to learn from
+    assert np.isnan(leave_one_group_out_spearman(groups[:1])[0])
+
+
+@pytest.mark.parametrize("bad", [{"alpha": 0.0}, {"alpha": -1.0}])
+def test_cost_model_rejects_bad_settings(bad):
+    with pytest.raises(ValueError):
+        CostModel(**bad)
+
+
+def test_measurements_round_trip_through_a_file(tmp_path):
+    from leaderboard.agents.runtime.cost_model import load_measurements, save_measurements
+
+    X, y, _ = _linear_data(10)
+    path = tmp_path / "m.npz"
+    save_measurements(path, [("a", X[:4], y[:4]), ("empty", X[:0], y[:0]), ("b", X[4:], y[4:])])
+    X2, y2 = load_measurements(path)
+    assert np.array_equal(X2, X) and np.array_equal(y2, y)
+    with pytest.raises(FileNotFoundError):
+        load_measurements(tmp_path / "missing.npz")
+    with pytest.raises(ValueError):
+        save_measurements(path, [])
+
+
+def test_cost_model_rejects_bad_data():
+    with pytest.raises(ValueError):
+        CostModel().fit(np.zeros((3, 2)), np.zeros(4))
+    with pytest.raises(ValueError):
+        CostModel().fit(np.array([[np.nan, 1.0]]), np.zeros(1))
+    with pytest.raises(ValueError):
+        CostModel().fit(np.zeros((3, 2)), np.zeros(3)).predict(np.zeros((1, 3)))
+
+
+# -- k-means ----------------------------------------------------------------
+
+
+def _blobs(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    centers = np.array([[0.0, 0.0], [10.0, 0.0], [0.0, 10.0]])
+    truth = np.repeat(np.arange(3), 15)
+    return centers[truth] + rng.normal(scale=0.5, size=(45, 2)), truth
+
+
+def test_kmeans_recovers_separated_clusters():
+    X, truth = _blobs()
+    centers, labels = kmeans(X, 3, seed=0)
+    assert centers.shape == (3, 2)
+    # the same partition, up to the names of the clusters
+    assert len({(t, label) for t, label in zip(truth, labels)}) == 3
+    assert len(set(labels.tolist())) == 3
+
+
+def test_representatives_are_one_member_per_cluster_nearest_its_center():
+    X, truth = _blobs()
+    chosen = representatives(X, 3, seed=0)
+    assert sorted(truth[chosen].tolist()) == [0, 1, 2]
+    for i in chosen:
+        members = X[truth == truth[i]]
+        nearest = members[np.argmin(((members - members.mean(axis=0)) ** 2).sum(axis=1))]
+        assert X[i].tolist() == nearest.tolist()
+    # fewer distinct points than clusters asked for: one per distinct point
+    assert len(representatives(np.array([[1.0, 1.0]] * 4 + [[2.0, 2.0]]), 3)) == 2
+    with pytest.raises(ValueError):
+        kmeans(X, 0)
+
+
+# -- measurement noise ------------------------------------------------------
+
+
+def test_speedup_interval_and_noise():
+    rng = np.random.default_rng(0)
+    base = 1e-3 * (1 + 0.05 * rng.standard_normal(30))
+    same = speedup_interval(base, 1e-3 * (1 + 0.05 * rng.standard_normal(30)))
+    assert same.within_noise and same.low <= 1 <= same.high
+    faster = speedup_interval(base, 0.5e-3 * (1 + 0.05 * rng.standard_normal(30)))
+    assert not faster.within_noise
+    assert 1.8 < faster.low <= faster.speedup <= faster.high < 2.2
+    assert faster.samples == 30
+    # a tolerance makes small real differences count as noise
+    slightly = speedup_interval(base, 0.97e-3 * (1 + 0.001 * rng.standard_normal(30)))
+    assert not slightly.within_noise
+    assert within_noise(slightly.low, slightly.high, tolerance=0.05)
+    assert within_noise(0.9, 1.1) and not within_noise(1.01, 1.2) and not within_noise(0.5, 0.99)
+    with pytest.raises(ValueError):
+        within_noise(1.2, 1.0)
+    with pytest.raises(ValueError):
+        speedup_interval([1.0, -1.0], [1.0])
+    with pytest.raises(ValueError):
+        speedup_interval([1.0], [1.0], confidence=1.0)
+
+
+def test_paired_interval_resamples_rounds_not_runs():
+    from leaderboard.agents.runtime.measure import paired_speedup_interval
+
+    rng = np.random.default_rng(0)
+    load = [1.0, 1.0, 3.0, 1.0, 1.0, 3.0]  # the machine's load in each round, shared by both sides
+
+    def rounds(seconds: float) -> list[np.ndarray]:
+        return [seconds * f * (1 + 0.01 * rng.standard_normal(5)) for f in load]
+
+    base = rounds(1e-3)
+    same = paired_speedup_interval(base, rounds(1e-3))
+    assert same.within_noise and same.samples == 30
+    faster = paired_speedup_interval(base, rounds(0.5e-3))
+    assert not faster.within_noise and faster.low <= 2.0 <= faster.high
+    # bursts of load, twice during the candidate's observations, once during the
+    # baseline's: runs bootstrapped one by one call it a slowdown, rounds do not
+    quiet = [1e-3 * (1 + 0.01 * rng.standard_normal(20)) for _ in range(3)]
+    b3 = [quiet[0], quiet[1], 1.5 * quiet[2]]
+    c3 = [1.5 * quiet[2][::-1], 1.5 * quiet[1][::-1], quiet[0][::-1]]
+    assert not speedup_interval(np.concatenate(b3), np.concatenate(c3)).within_noise
+    assert paired_speedup_interval(b3, c3).within_noise
+    with pytest.raises(ValueError):
+        paired_speedup_interval(base, base[:3])
+
+
+def test_compare_interleaves_abba_and_counts_rounds():
+    from leaderboard.agents.runtime.measure import compare
+
+    order = []
+
+    class Fake:
+        def __init__(self, name, seconds):
+            self.name, self.seconds = name, seconds
+
+        @property
+        def observation(self):
+            order.append(self.name)
+            return {"Runtime": np.full(3, self.seconds) * (1 + 0.01 * len(order))}
+
+    s = compare(Fake("b", 2e-3), Fake("c", 1e-3), rounds=4)
+    assert order == ["b", "c", "c", "b", "b", "c", "c", "b"]
+    assert s.samples == 12 and 1.9 < s.speedup < 2.1 and not s.within_noise
+    with pytest.raises(ValueError):
+        compare(Fake("b", 1e-3), Fake("c", 1e-3), rounds=0)
+
+
+# -- search on synthetic candidates ----------------------------------------
+
+
+def _synthetic(n: int = 40, seed: int = 0) -> tuple[list[Candidate], dict[str, float]]:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 5))
+    y = X @ np.array([0.2, -0.1, 0.05, 0.0, 0.0]) + 0.005 * rng.normal(size=n)
+    candidates = [Candidate((i,), X[i], str(i)) for i in range(n)]
+    return candidates, {str(i): float(y[i]) for i in range(n)}
+
+
+def test_adaptive_measures_fewer_and_the_model_finds_fast_candidates():
+    candidates, truth = _synthetic()
+    calls: list[str] = []
+
+    def measure(c: Candidate) -> float:
+        calls.append(c.key)
+        return truth[c.key]
+
+    full = exhaustive(candidates, measure)
+    assert full.n_measurements == len(calls) == 40
+    calls.clear()
+    fast = adaptive(candidates, measure, budget=12, per_round=4, exploit=2, alpha=0.1, seed=0)
+    assert fast.n_measurements == len(calls) == 12  # each candidate measured once
+    assert len(set(calls)) == 12
+    assert len(fast.rounds) == 3
+    # guided by the refit model, it finds one of the 3 fastest of 40 with 12 measurements
+    top3 = sorted(truth, key=truth.__getitem__)[:3]
+    assert candidates[fast.best].key in top3
+    assert full.best_actions == [int(sorted(truth, key=truth.__getitem__)[0])]
+
+
+def test_adaptive_with_a_prior_measures_the_predicted_best_first():
+    candidates, truth = _synthetic()
+    others, other_truth = _synthetic(seed=1)  # "another benchmark": the same relation
+    prior = (np.stack([c.features for c in others]), np.array([other_truth[c.key] for c in others]))
+    fast = adaptive(candidates, lambda c: truth[c.key], budget=4, per_round=4, exploit=2, alpha=0.1, prior=prior)
+    assert fast.n_measurements == 4 and len(fast.rounds) == 1
+    assert candidates[fast.best].key == min(truth, key=truth.__getitem__)
+    with pytest.raises(ValueError):
+        adaptive(candidates, lambda c: truth[c.key], prior=(prior[0][:, :3], prior[1]))
+
+
+def test_adaptive_rejects_bad_settings():
+    candidates, truth = _synthetic(5)
+    with pytest.raises(ValueError):
+        adaptive(candidates, lambda c: truth[c.key], budget=0)
+    with pytest.raises(ValueError):
+        adaptive(candidates, lambda c: truth[c.key], per_round=2, exploit=3)
+
+
+def test_critical_path_counts_the_edges_of_the_longest_chain():
+    from leaderboard.agents.runtime.features import critical_path
+
+    assert critical_path(np.array([[0, 1, 2], [1, 2, 3]]), 4) == 3  # a chain
+    assert critical_path(np.array([[0, 0, 1, 2, 3], [1, 2, 3, 3, 4]]), 6) == 3  # a diamond, a tail, an island
+    assert critical_path(np.zeros((2, 0)), 3) == 0
+    with pytest.raises(ValueError):
+        critical_path(np.array([[0, 1], [1, 0]]), 2)  # a cycle
+    with pytest.raises(ValueError):
+        critical_path(np.array([[0], [5]]), 2)
+
+
+def test_finalists_are_the_search_fastest_few_and_the_fastest_remeasured_wins(monkeypatch):
+    from leaderboard.agents.runtime.policy import RuntimeSearch
+    from leaderboard.agents.runtime.search import SearchResult
+
+    candidates, _ = _synthetic(6)
+    # by the search: 2 fastest, then 4, 0, 1; 3 and 5 slower than the baseline
+    result = SearchResult("exhaustive", candidates, {0: -0.1, 1: -0.05, 2: -0.3, 3: 0.2, 4: -0.2, 5: 0.0})
+    remeasured = {(2,): 1.01, (4,): 1.2, (0,): 1.1, (1,): 5.0}
+    calls = []
+
+    def verify(self, base, actions):
+        calls.append(tuple(actions))
+        return {"speedup": remeasured[tuple(actions)]}
+
+    monkeypatch.setattr(RuntimeSearch, "verify", verify)
+    chosen, speedups = RuntimeSearch(finalists=3)._choose(None, result)
+    assert calls == [(2,), (4,), (0,)]  # not 1: only the search's fastest 3
+    assert chosen == 4 and speedups == {2: 1.01, 4: 1.2, 0: 1.1}
+    calls.clear()
+    assert RuntimeSearch(finalists=1)._choose(None, result) == (2, {}) and calls == []
+    none_faster = SearchResult("exhaustive", candidates, {3: 0.2, 5: 0.0})
+    assert RuntimeSearch(finalists=3)._choose(None, none_faster) == (-1, {})
+
+
+# -- through the env --------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def runtime_env() -> Iterator[object]:
+    import compiler_gym
+    from compiler_gym.datasets import Benchmark
+
+    env = compiler_gym.make("xla-v0")
+    env.reset(benchmark=Benchmark.from_file_contents("benchmark://test/runtime-lb", RUNTIME_HLO))
+    try:
+        yield env
+    finally:
+        env.close()
+
+
+def test_adaptive_counts_fewer_real_measurements_on_the_same_candidates(runtime_env, monkeypatch):
+    import leaderboard.agents.runtime.policy as policy_module
+    from leaderboard.agents.runtime.features import FEATURE_NAMES, GRAPH_FEATURE_NAMES
+    from leaderboard.agents.runtime.search import propose
+
+    env = runtime_env
+    env.reset()
+    env.send_param("xla.runtime.repetitions", "2")
+    candidates = propose(env, 6, 6, seed=0)
+    assert len(candidates) >= 5
+    assert len({c.key for c in candidates}) == len(candidates)
+    assert all(c.features.shape == (len(FEATURE_NAMES),) for c in candidates)
+    assert candidates[0].actions  # the default pipeline's order comes first
+    with_graph = propose(env, 2, 6, seed=0, graph=True)
+    assert with_graph[0].key == candidates[0].key
+    assert with_graph[0].features.shape == (len(FEATURE_NAMES) + len(GRAPH_FEATURE_NAMES),)
+    assert np.array_equal(with_graph[0].features[: len(FEATURE_NAMES)], candidates[0].features)
+    # the default pipeline removes ops: fewer operand edges than the start module
+    assert with_graph[0].features[len(FEATURE_NAMES)] < 0
+
+    observations = []
+    real = policy_module.measure_runtime
+
+    def counted(e, baseline="initial"):
+        observations.append(baseline)
+        return real(e, baseline)
+
+    monkeypatch.setattr(policy_module, "measure_runtime", counted)
+    settings = dict(baseline_rounds=1, final_rounds=1, repetitions=2, budget=3, per_round=2, refresh_every=2)
+    reports = {}
+    for mode in ("exhaustive", "adaptive"):
+        observations.clear()
+        reports[mode] = policy_module.RuntimeSearch(mode=mode, **settings).search(env, candidates)
+        # one Runtime observation per measured candidate, and the baseline's:
+        # once before, then again after every 2 candidates (interleaved)
+        measured = reports[mode]["measurements"]
+        assert reports[mode]["baseline_observations"] == 1 + (measured - 1) // 2
+        assert len(observations) == reports[mode]["baseline_observations"] + measured
+    assert reports["exhaustive"]["measurements"] == len(candidates)
+    assert reports["adaptive"]["measurements"] == 3 < len(candidates)
+    for report in reports.values():
+        final = report["final"]
+        assert final["low"] <= final["speedup"] <= final["high"]
+        assert final["samples"] == 2  # one interleaved round of 2 runs a side
+    assert env.actions == []  # searching leaves the env where it was
+
+
+def test_policy_leaves_a_valid_replayable_state(runtime_env, tmp_path):
+    from leaderboard.agents.runtime.policy import RuntimeSearch
+    from leaderboard.agents.runtime.search import propose
+    from leaderboard.eval import load_policy
+
+    policy = load_policy(
+        "leaderboard.agents.runtime.policy:RuntimeSearch(candidates=5, max_length=6, budget=3, per_round=2, "
+        "repetitions=2, baseline_rounds=1, final_rounds=2)"
+    )
+    assert isinstance(policy, RuntimeSearch)
+    env = runtime_env
+    env.reset()
+    policy(env)
+    assert policy.last["kept"] and policy.last["measurements"] == 3
+    actions = list(env.actions)
+    assert actions == policy.last["actions"]
+    final = env.observation["OpCount"]
+    env.reset()
+    env.multistep(actions) if actions else None
+    assert env.observation["OpCount"] == final
+    assert env.commandline_to_actions(env.commandline()) == actions
+    assert env.validate().okay()
+    env.reset()
+    env.send_param("xla.runtime.repetitions", "2")
+    policy_candidates = propose(env, 5, 6, seed=0)  # what the policy proposed (same seed, same start)
+    assert len(policy_candidates) == policy.last["candidates"]
+
+    # the search's fastest two re-measured, the fastest of them kept; a prior from a file
+    from leaderboard.agents.runtime.cost_model import save_measurements
+
+    measured = policy.last["measured"]
+    path = tmp_path / "prior.npz"
+    X = np.stack([policy_candidates[i].features for i in sorted(measured)])
+    save_measurements(path, [("runtime-lb", X, np.array([measured[i] for i in sorted(measured)]))])
+    picky = RuntimeSearch(candidates=5, max_length=6, budget=3, per_round=2, repetitions=2, baseline_rounds=1,
+                          final_rounds=1, finalists=2, prior=str(path))
+    env.reset()
+    picky(env)
+    assert len(picky.last["finalists"]) <= 2
+    if picky.last["finalists"]:
+        best = max(picky.last["finalists"], key=picky.last["finalists"].get)
+        assert picky.last["actions"] == list(policy_candidates[best].actions)
+    assert list(env.actions) == picky.last["actions"]
+
+    # a tolerance no speedup can clear: the env is left as it was handed over
+    strict = RuntimeSearch(candidates=3, budget=2, per_round=2, repetitions=2, baseline_rounds=1,
+                           final_rounds=1, tolerance=100.0, require_significant=True)
+    env.reset()
+    strict(env)
+    assert not strict.last["kept"] and env.actions == []
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [{"mode": "all"}, {"baseline": "median"}, {"budget": 0}, {"repetitions": 0}, {"refresh_every": -1}, {"finalists": 0}],
+)
+def test_policy_rejects_bad_settings(bad):
+    from leaderboard.agents.runtime.policy import RuntimeSearch
+
+    with pytest.raises(ValueError):
+        RuntimeSearch(**bad)
+
+
+def test_script_flags_show_defaults_and_reject_bad_values(capsys):
+    from leaderboard.agents.runtime.run import Args, parse_args
+
+    assert parse_args([]) == Args()
+    assert parse_args(["--budget", "3", "--baseline", "default"]).budget == 3
+    assert parse_args(["--graph", "--transfer"]).graph and not parse_args(["--no-graph"]).graph
+    with pytest.raises(SystemExit):
+        parse_args(["--help"])
+    assert "(default: 8)" in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        parse_args(["--baseline", "median"])
