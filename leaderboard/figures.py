@@ -108,14 +108,20 @@ def _bars(ax: plt.Axes, table: dict[str, dict[str, Aggregate]], title: str, ylab
     groups = sorted({g for row in table.values() for g in row if g.startswith("xla-")})
     groups += [g for g in (PAPER_MIX, "overall") if any(g in row for row in table.values())]
     width = 0.8 / max(len(table), 1)
+    ends: list[float] = [1.0]
     for i, (label, row) in enumerate(table.items()):
         values = [row[g].value if g in row else math.nan for g in groups]
         low = [v - row[g].low if g in row and not math.isnan(row[g].low) else 0.0 for g, v in zip(groups, values)]
         high = [row[g].high - v if g in row and not math.isnan(row[g].high) else 0.0 for g, v in zip(groups, values)]
+        ends += [v - lo for v, lo in zip(values, low) if not math.isnan(v)]
+        ends += [v + hi for v, hi in zip(values, high) if not math.isnan(v)]
+        # bars grow from 1.0 (as good as the baseline), up for fewer ops, down for more
         ax.bar(
-            [x + i * width for x in range(len(groups))], values, width, label=label,
-            color=COLORS[i % len(COLORS)], yerr=[low, high], capsize=1.5, error_kw={"linewidth": 0.6},
+            [x + i * width for x in range(len(groups))], [v - 1.0 for v in values], width, bottom=1.0,
+            label=label, color=COLORS[i % len(COLORS)], yerr=[low, high], capsize=1.5, error_kw={"linewidth": 0.6},
         )
+    margin = 0.1 * (max(ends) - min(ends)) or 0.01
+    ax.set_ylim(min(ends) - margin, max(ends) + margin)
     ax.set_xticks([x + width * (len(table) - 1) / 2 for x in range(len(groups))])
     ax.set_xticklabels([g.removeprefix("xla-").removesuffix("-v0").replace(" (", "\n(") for g in groups], fontsize=8)
     ax.axhline(1.0, color="black", linewidth=0.8)
