@@ -7,9 +7,11 @@
 #   bash leaderboard/reproduce.sh beam       # lazy beam search on the test sample
 #   bash leaderboard/reproduce.sh rl         # the six RL runs on the test sample
 #   bash leaderboard/reproduce.sh full       # PPO, PPO+shaping, TRPO on the full test split
+#   bash leaderboard/reproduce.sh runtime    # runtime search: exhaustive vs adaptive (cost model), 1 test benchmark per suite
 #   bash leaderboard/reproduce.sh rescore    # replay every results CSV under the current op count rule
 #   bash leaderboard/reproduce.sh summary    # validate + summarize every results CSV
 #   bash leaderboard/reproduce.sh figures    # leaderboard/figures/*.png and the README's table
+#   bash leaderboard/reproduce.sh world_model  # world model + controller: 3 seeds (GPT-2 train split), full test split
 #
 # A second argument keeps only the jobs whose name contains it, e.g.
 # `reproduce.sh train a2c` or `reproduce.sh search greedy` (to run jobs side by side).
@@ -90,6 +92,12 @@ full)  # the best RL agents on the full test split (106 benchmarks, ~35 min each
         XLA_GYM_RL_RUN=$RUNS/$run evaluate $AGENTS/rl/results/$run-test.csv "leaderboard.agents.rl.policy:from_env()"
     done
     ;;
+runtime)  # Chameleon-style runtime search, (a) exhaustive vs (b) adaptive on the same candidates;
+    # runtimes need a quiet machine (nothing else running), so this stage runs alone
+    want runtime || exit 0
+    $PY -m leaderboard.agents.runtime.run --sample 1 --sample-seed 0 --candidates 24 --budget 8 \
+        --repetitions 5 --final-rounds 5 --seed 0 --out $AGENTS/runtime/results/runtime-sample1.json
+    ;;
 rescore)  # results made under an older op count rule: the same commandlines, current rewards
     for results in $AGENTS/*/results-*.csv $AGENTS/rl/results/*.csv; do
         want "$results" || continue
@@ -112,8 +120,25 @@ figures)
     $PY -m leaderboard.table  # the results tables of leaderboard/README.md: test sample
     $PY -m leaderboard.table --full  # and full test split
     ;;
+world_model)  # Dyna: 4000 real env steps per seed (the RL runs' budget), then the full test split
+    WM=$AGENTS/world_model
+    for seed in 0 1 2; do
+        run=$WM/runs/wm-xla-gpt2-v0-seed$seed
+        if want "$run"; then
+            $PY -m leaderboard.agents.world_model.train --benchmarks xla-gpt2-v0:train \
+                --total-env-steps 4000 --seed $seed --out $WM/runs
+            $PY -m leaderboard.agents.world_model.evaluate "$run" > "$run/heldout-metrics.json"
+        fi
+        evaluate $WM/results/wm-xla-gpt2-v0-seed$seed-test.csv \
+            "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run')"
+        results=$WM/results/wm-xla-gpt2-v0-seed$seed-test.csv
+        want "$results" || continue
+        $PY -m leaderboard.summary "$results" --validate --baseline $AGENTS/default_pipeline/results-test.csv \
+            --json "${results%.csv}.summary.json" | tee "${results%.csv}.summary.txt"
+    done
+    ;;
 *)
-    sed -n 2,18p "$0"
+    sed -n '2,/^set -euo/p' "$0" | sed '$d'  # the header comment, however long
     exit 2
     ;;
 esac
