@@ -11,6 +11,7 @@
 #   bash leaderboard/reproduce.sh rescore    # replay every results CSV under the current op count rule
 #   bash leaderboard/reproduce.sh summary    # validate + summarize every results CSV
 #   bash leaderboard/reproduce.sh figures    # leaderboard/figures/*.png and the README's table
+#   bash leaderboard/reproduce.sh gnn        # graph agent: GPT-2 and mixed train splits, 3 seeds each, full test split
 #   bash leaderboard/reproduce.sh world_model  # world model + controller: 3 seeds (GPT-2 train split), full test split
 #
 # A second argument keeps only the jobs whose name contains it, e.g.
@@ -119,6 +120,26 @@ figures)
     $PY -m leaderboard.figures
     $PY -m leaderboard.table  # the results tables of leaderboard/README.md: test sample
     $PY -m leaderboard.table --full  # and full test split
+    ;;
+gnn)  # the graph agent, trained as the MLP PPO (4,000 steps) on GPT-2 and on all six train splits
+    GNN=$AGENTS/gnn
+    MIXED=xla-bert-v0:train,xla-gpt2-v0:train,xla-moe-v0:train,xla-resnet-v0:train,xla-rnn-v0:train,xla-vit-v0:train
+    for seed in 0 1 2; do
+        for suite in gpt2 mixed; do
+            run=$GNN/runs/gnn-$suite-seed$seed
+            benchmarks=xla-gpt2-v0:train
+            [[ $suite == mixed ]] && benchmarks=$MIXED
+            if want "$run"; then
+                $PY -m leaderboard.agents.gnn.train --benchmarks "$benchmarks" --total-timesteps 4000 \
+                    --seed $seed --out $GNN/runs
+            fi
+            results=$GNN/results/gnn-$suite-seed$seed-test.csv
+            XLA_GYM_GNN_RUN=$run evaluate "$results" "leaderboard.agents.gnn.policy:from_env()"
+            want "$results" || continue
+            $PY -m leaderboard.summary "$results" --validate --baseline $AGENTS/default_pipeline/results-test.csv \
+                --json "${results%.csv}.summary.json" | tee "${results%.csv}.summary.txt"
+        done
+    done
     ;;
 world_model)  # Dyna: 4000 real env steps per seed (the RL runs' budget), then the full test split
     WM=$AGENTS/world_model

@@ -40,6 +40,7 @@ SCRIPTS = {
         "LEAK workers",
     ],
     "check_identical.py": ["RESULT: identical:"],
+    "measure_gnn.py": ["network: hidden 64", "whole graph): act", "update", "peak RSS"],
     "measure_generator.py": [
         "valid (generated, loaded, XLA's default pipeline, executed and validated):",
         "structurally distinct:",

@@ -1,0 +1,109 @@
+"""A trained graph agent as a leaderboard policy.
+
+``XLA_GYM_GNN_RUN=leaderboard/agents/gnn/runs/gnn-gpt2-seed0 python -m leaderboard.eval
+--policy "leaderboard.agents.gnn.policy:from_env()"`` evaluates the run saved
+by ``leaderboard.agents.gnn.train`` (its ``model.pt``, or the checkpoint that
+``$XLA_GYM_GNN_CHECKPOINT`` names, e.g. ``checkpoints/gnn_2000.pt``);
+``--policy "leaderboard.agents.gnn.policy:GnnPolicy(run='RUN', checkpoint='...')"``
+says the same without variables.
+
+It sees what training saw, through the stock CompilerGym env's observation
+spaces: ``HloGraphArrays`` (``xla_service.env.graph.unpack``, then
+``model.to_data`` with the run's ``--max-nodes``) and ``PassOutcomes``
+(passes known to change nothing or fail are masked, as the Gymnasium env's
+``action_mask``). As ``leaderboard.agents.rl.policy``: it takes its most
+likely allowed action for the run's ``episode_length`` steps, never retaking
+from the same state an action that changed nothing or that XLA failed on,
+and stops early when the stop action is its choice; the best state on the
+trajectory (fewest ops) is kept by resetting and replaying the best prefix
+(cached in the service, so cheap).
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from compiler_gym.envs import CompilerEnv
+
+from leaderboard.agents.common import op_count
+from leaderboard.agents.gnn.model import GnnActorCritic, GnnConfig, batch, masked_logits, to_data
+from xla_service.catalog.passes import PASS_NAMES
+from xla_service.env.graph import GraphArrays, unpack
+
+__all__ = ["GnnPolicy", "STOP", "action_mask", "from_env"]
+
+#: The stop action's index (after the 64 passes).
+STOP = len(PASS_NAMES)
+
+
+def action_mask(outcomes: Any) -> np.ndarray:
+    """1 for each allowed action, from ``PassOutcomes`` (2: changes nothing, 3: fails); stop is allowed."""
+    known = np.asarray(outcomes, dtype=np.int64).reshape(-1)
+    return np.concatenate([(known != 2) & (known != 3), [True]]).astype(np.int8)
+
+
+@dataclass
+class GnnPolicy:
+    run: str | Path
+    #: A checkpoint of the run to act with (default: its final ``model.pt``).
+    checkpoint: str | Path | None = None
+
+    def __post_init__(self) -> None:
+        self.run = Path(self.run)
+        self.args = json.loads((self.run / "args.json").read_text())["args"]
+        weights = Path(self.checkpoint) if self.checkpoint else self.run / "model.pt"
+        if not weights.is_absolute() and not weights.exists():
+            weights = self.run / weights
+        if not weights.is_file():
+            raise ValueError(f"No model at {weights}: expected model.pt or a checkpoint of {self.run}")
+        state = torch.load(weights, map_location="cpu", weights_only=False)
+        self.model = GnnActorCritic(GnnConfig(**state["config"]))
+        self.model.load_state_dict(state["model"])
+        self.model.eval()
+
+    def preferences(self, graph: GraphArrays, mask: np.ndarray) -> list[int]:
+        """The allowed actions, most preferred first."""
+        with torch.no_grad():
+            logits, _ = self.model(batch([to_data(graph, int(self.args.get("max_nodes", 0)))]))
+            scores = masked_logits(logits[0], torch.as_tensor(mask)).numpy()
+        return [int(a) for a in np.argsort(-scores, kind="stable") if mask[a]]
+
+    def __call__(self, env: CompilerEnv) -> None:
+        benchmark = env.benchmark
+        actions: list[int] = []
+        best, best_count = 0, op_count(env)
+        futile: set[int] = set()  # actions that changed nothing from the current state
+        for _ in range(int(self.args["episode_length"])):
+            mask = action_mask(env.observation["PassOutcomes"])
+            mask[list(futile)] = 0
+            action = self.preferences(unpack(env.observation["HloGraphArrays"]), mask)[0]
+            if action == STOP:
+                break
+            try:
+                _, _, _, info = env.step(action)
+            except ValueError:  # XLA failed on this pass: state unchanged
+                futile.add(action)
+                continue
+            if info.get("action_had_no_effect"):
+                futile.add(action)
+                continue
+            actions.append(action)  # only passes that changed the module are replayed
+            futile.clear()
+            if op_count(env) < best_count:
+                best, best_count = len(actions), op_count(env)
+        env.reset(benchmark=benchmark)
+        if best:
+            env.multistep(actions[:best])
+
+
+def from_env() -> GnnPolicy:
+    """The policy of the run folder named by ``$XLA_GYM_GNN_RUN``."""
+    run = os.environ.get("XLA_GYM_GNN_RUN")
+    if not run:
+        raise ValueError("Set XLA_GYM_GNN_RUN to a run folder made by leaderboard.agents.gnn.train")
+    return GnnPolicy(Path(run), os.environ.get("XLA_GYM_GNN_CHECKPOINT") or None)

@@ -1,0 +1,131 @@
+"""The graph agent (PyG on CPU): the network on real HloGraphArrays, masking,
+truncation, batching, chunked updates, a tiny training run, resume, acting."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from leaderboard.agents.gnn.model import (
+    ACTIONS,
+    GnnActorCritic,
+    GnnConfig,
+    batch,
+    masked_logits,
+    to_data,
+)
+from leaderboard.agents.gnn.policy import STOP, GnnPolicy, action_mask, from_env
+from leaderboard.agents.gnn.train import _chunks, latest_checkpoint, parse_args, train
+from xla_service.env.graph import GraphArrays, unpack
+
+
+@pytest.fixture(scope="module")
+def graphs(small_env) -> list[GraphArrays]:
+    """The small module's graph, before and after a pass that changes it."""
+    env = small_env
+    env.reset()
+    first = unpack(env.observation["HloGraphArrays"])
+    env.step(env.action_space["cse"])
+    second = unpack(env.observation["HloGraphArrays"])
+    env.reset()
+    return [first, second]
+
+
+def test_forward_masks_actions_and_has_a_stop_action(graphs):
+    torch.manual_seed(0)
+    model = GnnActorCritic(GnnConfig(hidden=16, layers=2, heads=2))
+    logits, value = model(batch([to_data(graphs[0])]))
+    assert logits.shape == (1, ACTIONS) and value.shape[0] == 1
+    assert STOP == ACTIONS - 1
+    mask = torch.ones(ACTIONS, dtype=torch.int64)
+    mask[:10] = 0
+    probs = torch.softmax(masked_logits(logits[0], mask), dim=-1)
+    assert float(probs[:10].sum()) == 0.0 and float(probs.sum()) == pytest.approx(1.0)
+    # PassOutcomes: 2 changes nothing, 3 fails; the stop action is always allowed
+    outcomes = np.zeros(ACTIONS - 1, dtype=np.int64)
+    outcomes[[1, 5]] = 2
+    outcomes[7] = 3
+    allowed = action_mask(outcomes)
+    assert allowed.shape == (ACTIONS,) and allowed[STOP] == 1
+    assert allowed[[1, 5, 7]].tolist() == [0, 0, 0] and allowed.sum() == ACTIONS - 3
+
+
+def test_truncation_keeps_a_valid_subgraph(graphs):
+    full = to_data(graphs[0])
+    cut = to_data(graphs[0], max_nodes=3)
+    assert full.num_nodes > 3 and cut.num_nodes == 3
+    assert cut.edge_index.numel() == 0 or int(cut.edge_index.max()) < 3
+    assert cut.edge_index.shape[1] < full.edge_index.shape[1]
+    with pytest.raises(ValueError, match="max_nodes >= 0"):
+        to_data(graphs[0], max_nodes=-1)
+
+
+def test_a_batch_of_graphs_of_different_sizes_equals_them_one_by_one(graphs):
+    torch.manual_seed(0)
+    model = GnnActorCritic(GnnConfig(hidden=16, layers=2, heads=2)).eval()
+    data = [to_data(g) for g in graphs]
+    assert data[0].num_nodes != data[1].num_nodes
+    with torch.no_grad():
+        together, _ = model(batch(data))
+        alone = torch.cat([model(batch([d]))[0] for d in data])
+    torch.testing.assert_close(together, alone, rtol=1e-5, atol=1e-5)
+
+
+def test_chunked_gradients_add_up_to_the_whole_minibatch(graphs):
+    torch.manual_seed(0)
+    model = GnnActorCritic(GnnConfig(hidden=16, layers=2, heads=2))
+    data = [to_data(g) for g in graphs * 2]
+    nodes = np.asarray([d.num_nodes for d in data])
+    chunks = _chunks(np.arange(len(data)), nodes, budget=int(nodes[:2].sum()))
+    assert [c.tolist() for c in chunks] == [[0, 1], [2, 3]]
+    assert [c.tolist() for c in _chunks(np.arange(2), nodes, budget=1)] == [[0], [1]]  # one graph at least
+
+    def grads(groups: list[np.ndarray]) -> list[torch.Tensor]:
+        model.zero_grad()
+        for group in groups:
+            logits, value = model(batch([data[i] for i in group]))
+            (logits.logsumexp(-1).sum() + value.sum()).backward()
+        return [p.grad.clone() for p in model.parameters() if p.grad is not None]
+
+    for whole, parts in zip(grads([np.arange(len(data))]), grads(chunks)):
+        torch.testing.assert_close(whole, parts, rtol=1e-4, atol=1e-6)
+
+
+def test_train_tiny_budget_resume_and_act(tmp_path, small_env, monkeypatch):
+    flags = [
+        "--total-timesteps=8", "--num-steps=4", "--n-envs=1", "--episode-length=3", "--num-minibatches=2",
+        "--update-epochs=1", "--hidden=16", "--layers=1", "--heads=2", "--max-train-benchmarks=1",
+        "--checkpoint-every=4", f"--out={tmp_path}",
+    ]
+    run = train(parse_args(flags))
+    record = json.loads((run / "args.json").read_text())
+    assert record["args"]["total_timesteps"] == 8 and record["versions"]["jaxlib"] == "0.10.2"
+    for name in ("model.pt", "episodes.csv", "result.json"):
+        assert (run / name).is_file(), name
+    assert list((run / "tb").rglob("events.out.tfevents.*")), "TensorBoard logs"
+    assert json.loads((run / "result.json").read_text())["timesteps"] >= 8
+    assert latest_checkpoint(run) is not None
+
+    again = train(parse_args([*flags, "--total-timesteps=16", "--resume"]))
+    assert again == run and json.loads((run / "result.json").read_text())["timesteps"] >= 16
+
+    env = small_env
+    env.reset()
+    start = env.observation["OpCount"]
+    GnnPolicy(run)(env)
+    assert env.observation["OpCount"] <= start
+    actions, final = list(env.actions), env.observation["OpCount"]
+    env.reset()
+    for action in actions:  # only passes that changed the module are kept
+        assert not env.step(action)[3]["action_had_no_effect"]
+    assert env.observation["OpCount"] == final
+
+    monkeypatch.setenv("XLA_GYM_GNN_RUN", str(run))
+    assert isinstance(from_env(), GnnPolicy)
+    monkeypatch.delenv("XLA_GYM_GNN_RUN")
+    with pytest.raises(ValueError, match="XLA_GYM_GNN_RUN"):
+        from_env()
+    with pytest.raises(ValueError, match="No model"):
+        GnnPolicy(run, checkpoint="missing.pt")
