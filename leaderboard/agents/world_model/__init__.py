@@ -1,0 +1,1 @@
+"""A world model of pass ordering, and a controller trained inside it (README.md)."""

@@ -1,0 +1,96 @@
+"""The controller of a world-model run as a leaderboard policy.
+
+``python -m leaderboard.eval --policy
+"leaderboard.agents.world_model.policy:WorldModelPolicy(run='RUN')"``
+(or ``XLA_GYM_WM_RUN=RUN ... --policy "...policy:from_env()"``) acts with the
+run's ``model.pt`` in the real env it is handed: at each step the actor's
+most preferred pass among those the world model predicts change the module
+(P(changed) >= the run's threshold; all passes if it predicts none does), and
+never a pass that just left the real module unchanged (or that XLA failed
+on) from the same state. After ``episode_length`` steps (default: the run's)
+the best state on the trajectory (fewest ops) is kept: the env is reset and
+the best prefix of changing passes replayed, so the result replays exactly.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from compiler_gym.envs import CompilerEnv
+
+from leaderboard.agents.common import op_count
+from leaderboard.agents.world_model.controller import ActorCritic
+from leaderboard.agents.world_model.data import features
+from leaderboard.agents.world_model.model import WorldModel
+
+__all__ = ["WorldModelPolicy", "from_env"]
+
+
+@dataclass
+class WorldModelPolicy:
+    run: str | Path
+    #: Steps per benchmark (0: the run's ``episode_length``).
+    episode_length: int = 0
+    #: torch CPU threads of this process (small networks: 1 avoids contending with XLA's).
+    threads: int = 1
+
+    def __post_init__(self) -> None:
+        torch.set_num_threads(self.threads)
+        path = Path(self.run) / "model.pt"
+        if not path.is_file():
+            raise ValueError(f"No model at {path}: expected a run of leaderboard.agents.world_model.train")
+        saved = torch.load(path, map_location="cpu", weights_only=False)
+        self.args = saved["args"]
+        self.model = WorldModel(self.args["ensemble"], self.args["hidden"])
+        self.model.load_state_dict(saved["world_model"])
+        self.controller = ActorCritic(self.args["controller_hidden"])
+        self.controller.load_state_dict(saved["controller"])
+        self.model.eval()
+        self.controller.eval()
+        self.steps = self.episode_length or int(self.args["episode_length"])
+
+    @torch.no_grad()
+    def preferences(self, x: np.ndarray) -> list[int]:
+        """Every pass, those predicted to change the state first, each group by the actor."""
+        xt = torch.as_tensor(x).unsqueeze(0)
+        logits = self.controller.actor(xt)[0].numpy()
+        changes = self.model.changed_probs(xt)[0].numpy() >= self.args["change_threshold"]
+        order = np.argsort(-logits, kind="stable")
+        return [int(a) for a in order if changes[a]] + [int(a) for a in order if not changes[a]]
+
+    def __call__(self, env: CompilerEnv) -> None:
+        benchmark = env.benchmark
+        actions: list[int] = []
+        best, best_count = 0, op_count(env)
+        futile: set[int] = set()
+        for _ in range(self.steps):
+            x = features(env.observation["OpcodeCounts"], op_count(env))
+            ranked = [a for a in self.preferences(x) if a not in futile]
+            if not ranked:
+                break
+            try:
+                _, _, _, info = env.step(ranked[0])
+            except ValueError:  # XLA failed on this pass: the state is unchanged
+                futile.add(ranked[0])
+                continue
+            if info.get("action_had_no_effect"):
+                futile.add(ranked[0])
+                continue
+            actions.append(ranked[0])
+            futile.clear()
+            if op_count(env) < best_count:
+                best, best_count = len(actions), op_count(env)
+        env.reset(benchmark=benchmark)
+        if best:
+            env.multistep(actions[:best])
+
+
+def from_env() -> WorldModelPolicy:
+    """The policy of the run folder named by ``$XLA_GYM_WM_RUN``."""
+    run = os.environ.get("XLA_GYM_WM_RUN")
+    if not run:
+        raise ValueError("Set XLA_GYM_WM_RUN to a run folder made by leaderboard.agents.world_model.train")
+    return WorldModelPolicy(run)

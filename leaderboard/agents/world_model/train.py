@@ -1,0 +1,247 @@
+"""Train a world model of pass ordering and a controller inside it (Dyna, CleanRL style).
+
+``python -m leaderboard.agents.world_model.train --benchmarks xla-gpt2-v0:train --seed 0``
+
+Top to bottom: arguments (a dataclass, every field a flag), seeding, the real
+env (xla-v0's Gymnasium env, observation ``OpcodeCounts`` + ``OpCount``,
+reward ``OpCount``, its ``action_mask`` in ``info``), then the loop:
+
+1. collect ``--initial-steps`` real steps with a random policy (uniform over
+   the env's ``action_mask``); optionally add a store export (``--offline-data``);
+2. fit the world model (``model.py``) on the training episodes and measure it
+   on held-out episodes (``evaluate.py``: op-count-change MAE, "changed"
+   precision and recall, drift over 10 imagined steps);
+3. train the controller (``controller.py``) for ``--imagination-updates``
+   actor-critic updates on rollouts imagined from real start states;
+4. collect ``--steps-per-iteration`` real steps with the controller
+   (epsilon-greedy), add them to the data, and go to 2 until
+   ``--total-env-steps`` real steps are spent.
+
+The run folder (``runs/wm-SUITE-seedN``) gets ``args.json`` (arguments and
+versions), ``tb/`` (TensorBoard: ``tensorboard --logdir RUN/tb``, x axis =
+real env steps), ``model.pt`` (both networks and the arguments),
+``transitions.npz`` and ``heldout.npz`` (the real data, split), and
+``result.json`` with the real env steps spent (the method's point is sample
+efficiency) and the final held-out metrics.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import platform
+import random
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from leaderboard.agents.world_model import controller as ctl
+from leaderboard.agents.world_model.data import Transitions, collect, from_export, random_chooser
+from leaderboard.agents.world_model.evaluate import model_metrics
+from leaderboard.agents.world_model.model import WorldModel, fit
+
+__all__ = ["Args", "parse_args", "run_name", "train"]
+
+
+@dataclass
+class Args:
+    benchmarks: str = "xla-gpt2-v0:train"
+    """benchmarks to collect on: SUITE:SPLIT,... or one URI"""
+    max_train_benchmarks: int = 0
+    """if > 0, use the first N of them only"""
+    seed: int = 0
+    """seed of Python, NumPy, torch and the benchmark draws"""
+    total_env_steps: int = 2000
+    """real env steps to spend in all (the random ones included)"""
+    initial_steps: int = 500
+    """real steps of the random policy before the first model"""
+    steps_per_iteration: int = 250
+    """real steps of the controller per Dyna iteration"""
+    episode_length: int = 20
+    """passes per real episode, and per benchmark when acting"""
+    epsilon: float = 0.2
+    """probability of a random (masked) action when the controller collects"""
+    offline_data: str = ""
+    """a store export (python -m xla_service.store export OUT.npz) to train the model on too"""
+    heldout_fraction: float = 0.1
+    """fraction of the collected episodes held out to measure the model"""
+    ensemble: int = 5
+    """world model: MLPs in the ensemble"""
+    hidden: int = 256
+    """world model: hidden units per layer"""
+    model_lr: float = 1e-3
+    """world model: Adam's learning rate"""
+    model_epochs: int = 20
+    """world model: epochs over the data per iteration"""
+    batch_size: int = 256
+    """world model: minibatch size (per member)"""
+    controller_hidden: int = 256
+    """controller: hidden units per layer"""
+    controller_lr: float = 3e-4
+    """controller: Adam's learning rate"""
+    imagination_updates: int = 200
+    """controller: actor-critic updates per iteration"""
+    imagination_batch: int = 64
+    """controller: imagined rollouts per update (from real start states)"""
+    horizon: int = 15
+    """controller: imagined steps per rollout"""
+    gamma: float = 0.99
+    """discount factor"""
+    lam: float = 0.95
+    """lambda of the imagined returns"""
+    entropy_coef: float = 0.01
+    """entropy bonus"""
+    change_threshold: float = 0.5
+    """passes with a predicted P(changed) below it are masked (imagination and acting)"""
+    disagreement_penalty: float = 0.0
+    """reward penalty per unit of ensemble disagreement (pessimism, MOPO)"""
+    threads: int = 1
+    """torch CPU threads (the networks are small: more threads only contend with XLA's)"""
+    max_minutes: float = 0.0
+    """if > 0, stop collecting after this many minutes (the steps spent are in result.json)"""
+    out: str = str(Path(__file__).resolve().parent / "runs")
+    """folder for the run (a subfolder named after the benchmarks and seed is made)"""
+
+
+def parse_args(argv: Sequence[str] | None = None) -> Args:
+    """Every field of :class:`Args` as a ``--kebab-case`` flag, its docstring the help."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    docs = _field_docs()
+    for f in dataclasses.fields(Args):
+        kind = {"int": int, "float": float, "str": str}[str(f.type)]
+        parser.add_argument("--" + f.name.replace("_", "-"), type=kind, default=f.default, help=docs[f.name])
+    args = Args(**vars(parser.parse_args(argv)))
+    if args.total_env_steps < 1 or args.initial_steps < 1 or args.steps_per_iteration < 1:
+        parser.error("--total-env-steps, --initial-steps and --steps-per-iteration must be >= 1")
+    if args.threads < 1:
+        parser.error(f"--threads: expected >= 1, got {args.threads}")
+    if not 0.0 <= args.epsilon <= 1.0:
+        parser.error(f"--epsilon: expected a probability, got {args.epsilon}")
+    return args
+
+
+def _field_docs() -> dict[str, str]:
+    import ast
+    import inspect
+
+    body = ast.parse(inspect.getsource(Args)).body[0].body  # type: ignore[attr-defined]
+    return {
+        node.target.id: str(following.value.value)
+        for node, following in zip(body, body[1:])
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+        and isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)
+    }
+
+
+def run_name(args: Args) -> str:
+    suite = args.benchmarks.split(",")[0].split("/")[-1].split(":")[0]
+    return f"wm-{suite}-seed{args.seed}"
+
+
+def _env(args: Args) -> Any:
+    import gymnasium
+
+    from xla_service.gym.env import resolve_benchmarks
+
+    benchmarks = list(resolve_benchmarks(args.benchmarks))
+    if args.max_train_benchmarks > 0:
+        benchmarks = benchmarks[: args.max_train_benchmarks]
+    return gymnasium.make(
+        "xla_service.gym:xla-v0", benchmarks=benchmarks, observation=["OpcodeCounts", "OpCount"],
+        reward="OpCount", max_episode_steps=args.episode_length,
+    )
+
+
+def _epsilon_greedy(ac: ctl.ActorCritic, model: WorldModel, args: Args) -> Any:
+    def choose(x: np.ndarray, mask: np.ndarray, rng: np.random.Generator) -> int:
+        if rng.random() < args.epsilon:
+            return random_chooser(x, mask, rng)
+        with torch.no_grad():
+            xt = torch.as_tensor(x).unsqueeze(0)
+            logits, _ = ctl.masked_logits(ac.actor(xt), model.changed_probs(xt), args.change_threshold)
+            logits = logits.masked_fill(torch.as_tensor(mask[: logits.shape[-1]] == 0).unsqueeze(0), float("-inf"))
+            if torch.isinf(logits).all():  # the env and the model rule out everything
+                return random_chooser(x, mask, rng)
+            return int(logits.argmax(-1))
+
+    return choose
+
+
+def train(args: Args) -> Path:
+    """Train; return the run folder."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    random.seed(args.seed)
+    np.random.seed(args.seed)
+    torch.manual_seed(args.seed)
+    torch.set_num_threads(args.threads)
+    rng, gen = np.random.default_rng(args.seed), torch.Generator().manual_seed(args.seed)
+    run = Path(args.out) / run_name(args)
+    run.mkdir(parents=True, exist_ok=True)
+    record = {
+        "args": dataclasses.asdict(args),
+        "versions": {p: version(p) for p in ("jaxlib", "torch", "gymnasium", "compiler-gym", "numpy")},
+        "python": platform.python_version(),
+    }
+    (run / "args.json").write_text(json.dumps(record, indent=1) + "\n")
+    print(json.dumps(record["args"]), file=sys.stderr)
+    writer = SummaryWriter(str(run / "tb"))
+    writer.add_text("args", json.dumps(record, indent=1))
+    offline = from_export(args.offline_data) if args.offline_data else Transitions.empty()
+    model = WorldModel(args.ensemble, args.hidden)
+    model_opt = torch.optim.Adam(model.parameters(), lr=args.model_lr)
+    ac = ctl.ActorCritic(args.controller_hidden)
+    ac_opt = torch.optim.Adam(ac.parameters(), lr=args.controller_lr)
+    config = ctl.ImagineConfig(args.horizon, args.change_threshold, args.gamma, args.lam, args.entropy_coef, args.disagreement_penalty)
+    started = time.monotonic()
+    env = _env(args)
+    try:
+        data = collect(env, min(args.initial_steps, args.total_env_steps), random_chooser, rng)
+        real_steps, iteration, metrics, imagined = len(data), 0, {}, 0
+        while True:
+            train_data, heldout = data.split(args.heldout_fraction, args.seed)
+            history = fit(model, model_opt, Transitions.concat([train_data, offline]), args.model_epochs, args.batch_size, gen)
+            metrics = model_metrics(model, heldout) if len(heldout) else {}
+            starts = torch.as_tensor(train_data.starts())
+            for i in range(args.imagination_updates):
+                batch = starts[torch.randint(len(starts), (args.imagination_batch,), generator=gen)]
+                stats = ctl.update(model, ac, ac_opt, batch, config, gen)
+                imagined += args.imagination_batch * args.horizon
+                if i == args.imagination_updates - 1:
+                    for k, v in stats.items():
+                        writer.add_scalar(f"controller/{k}", v, real_steps)
+            for k, v in {**history[-1], **metrics}.items():
+                writer.add_scalar(f"model/{k}", v, real_steps)
+            print(f"iteration {iteration}: {real_steps} real steps, model loss {history[-1]['loss']:.4f}, "
+                  f"held out {json.dumps({k: round(v, 4) for k, v in metrics.items()})}", file=sys.stderr)
+            out_of_time = args.max_minutes > 0 and time.monotonic() - started > 60 * args.max_minutes
+            if real_steps >= args.total_env_steps or out_of_time:
+                break
+            steps = min(args.steps_per_iteration, args.total_env_steps - real_steps)
+            new = collect(env, steps, _epsilon_greedy(ac, model, args), rng, first_episode=int(data.episode.max()) + 1)
+            writer.add_scalar("real/changed_fraction", float(new.changed.mean()), real_steps + steps)
+            writer.add_scalar("real/op_reduction_per_step", float(new.reward.mean()), real_steps + steps)
+            data, real_steps, iteration = Transitions.concat([data, new]), real_steps + steps, iteration + 1
+    finally:
+        env.close()
+        writer.close()
+    torch.save({"args": dataclasses.asdict(args), "world_model": model.state_dict(), "controller": ac.state_dict()}, run / "model.pt")
+    train_data.save(run / "transitions.npz")
+    heldout.save(run / "heldout.npz")
+    result = {
+        "real_env_steps": real_steps, "iterations": iteration + 1, "imagined_steps": imagined,
+        "offline_transitions": len(offline), "minutes": (time.monotonic() - started) / 60, "heldout": metrics,
+    }
+    (run / "result.json").write_text(json.dumps(result, indent=1) + "\n")
+    return run
+
+
+if __name__ == "__main__":
+    print(train(parse_args()))

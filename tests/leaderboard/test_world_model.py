@@ -1,0 +1,191 @@
+"""The world-model agent: model training, imagination, acting, and the train script (tiny budgets)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from leaderboard.agents.world_model import controller as ctl
+from leaderboard.agents.world_model.data import (
+    N_ACTIONS,
+    N_FEATURES,
+    Transitions,
+    collect,
+    from_export,
+    op_counts,
+    random_chooser,
+)
+from leaderboard.agents.world_model.evaluate import drift, model_metrics
+from leaderboard.agents.world_model.evaluate import main as evaluate_main
+from leaderboard.agents.world_model.model import Prediction, WorldModel, fit
+from leaderboard.agents.world_model.policy import WorldModelPolicy, from_env
+from leaderboard.agents.world_model.train import parse_args, train
+
+#: Small random modules: real XLA passes, steps in milliseconds.
+BENCHMARKS = "generator://xla-random-v0/0-3?ops=30-60"
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Small networks on a busy 2-core machine: torch's thread pool only contends."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def real_data() -> Transitions:
+    import gymnasium
+
+    env = gymnasium.make(
+        "xla_service.gym:xla-v0", benchmarks=BENCHMARKS, observation=["OpcodeCounts", "OpCount"], max_episode_steps=10
+    )
+    try:
+        return collect(env, 80, random_chooser, np.random.default_rng(0))
+    finally:
+        env.close()
+
+
+def test_collected_transitions_are_consistent(real_data, tmp_path):
+    d = real_data
+    assert len(d) == 80 and d.state.shape == (80, N_FEATURES) and set(np.unique(d.episode)) == set(range(8))
+    assert d.changed.any() and not d.changed.all()
+    assert np.allclose(op_counts(d.state) - op_counts(d.next_state), d.reward, atol=1e-2)
+    assert np.array_equal(d.state[~d.changed], d.next_state[~d.changed])
+    train_part, held = d.split(0.25, seed=0)
+    assert len(train_part) + len(held) == 80 and len(held) > 0
+    assert not set(held.episode) & set(train_part.episode)  # whole episodes held out
+    d.save(tmp_path / "t.npz")
+    assert np.array_equal(Transitions.load(tmp_path / "t.npz").action, d.action)
+    with pytest.raises(ValueError, match="held-out fraction"):
+        d.split(1.0, seed=0)
+
+
+def test_store_export_reads_as_transitions(real_data, tmp_path):
+    from xla_service.store import open_store
+    from xla_service.store.export import export_transitions
+
+    store = open_store()
+    assert store is not None
+    assert export_transitions(store, tmp_path / "export.npz") > 0
+    exported = from_export(tmp_path / "export.npz")
+    assert (exported.episode == -1).all() and exported.changed.any()
+    assert np.allclose(op_counts(exported.state) - op_counts(exported.next_state), exported.reward, atol=1e-2)
+
+
+def test_model_loss_goes_down_and_heldout_metrics(real_data):
+    torch.manual_seed(0)
+    train_part, held = real_data.split(0.25, seed=0)
+    model = WorldModel(members=2, hidden=64)
+    history = fit(model, torch.optim.Adam(model.parameters(), 3e-3), train_part, 40, 32, torch.Generator().manual_seed(0))
+    assert history[-1]["loss"] < 0.5 * history[0]["loss"]
+    assert history[-1]["changed_bce"] < history[0]["changed_bce"]
+    metrics = model_metrics(model, held)
+    for key in ("changed_precision", "changed_recall", "changed_accuracy"):
+        assert 0.0 <= metrics[key] <= 1.0
+    assert metrics["op_change_mae"] >= 0 and "drift_10" in metrics
+    assert drift(model, held, horizon=3)[0] >= 0.0
+    # A model that never predicts a change: recall 0, MAE = mean |real change|, drift = no change.
+    never = WorldModel(members=1, hidden=8)
+    with torch.no_grad():
+        never.members[0].changed.bias.fill_(-50.0)
+    m = model_metrics(never, held)
+    assert m["changed_recall"] == 0.0
+    assert m["op_change_mae"] == pytest.approx(float(np.abs(held.reward).mean()))
+    with pytest.raises(ValueError, match="No transitions"):
+        fit(model, torch.optim.Adam(model.parameters()), Transitions.empty(), 1, 8, torch.Generator())
+
+
+class _Bandit(torch.nn.Module):
+    """Fake dynamics: only passes 3 and 7 change anything; 7 removes 1 % of the ops, 3 none."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.members = torch.nn.ModuleList([torch.nn.Identity()])
+
+    def changed_probs(self, x: torch.Tensor) -> torch.Tensor:
+        p = torch.zeros(x.shape[0], N_ACTIONS)
+        p[:, [3, 7]] = 0.9
+        return p
+
+    def step(self, x: torch.Tensor, a: torch.Tensor, member: int | None = None, threshold: float = 0.5) -> Prediction:
+        p = self.changed_probs(x).gather(1, a.unsqueeze(1)).squeeze(1)
+        return Prediction(x + 0.01, p, (a == 7).float(), torch.zeros(x.shape[0]))
+
+
+def test_imagination_respects_masks_and_learns_the_better_pass():
+    torch.manual_seed(0)
+    model, ac, gen = _Bandit(), ctl.ActorCritic(hidden=32), torch.Generator().manual_seed(0)
+    config = ctl.ImagineConfig(horizon=4, entropy_coef=0.0)
+    starts = torch.rand(16, N_FEATURES)
+    roll = ctl.imagine(model, ac, starts, config, gen)
+    assert roll["states"].shape == (5, 16, N_FEATURES) and roll["masks"].shape == (4, 16, N_ACTIONS)
+    assert set(roll["actions"].unique().tolist()) <= {3, 7}
+    assert (roll["masks"].sum(-1) == 2).all()
+    optimizer = torch.optim.Adam(ac.parameters(), 1e-2)
+
+    def p7() -> float:
+        with torch.no_grad():
+            logits, _ = ctl.masked_logits(ac.actor(starts), model.changed_probs(starts), 0.5)
+            return float(torch.softmax(logits, -1)[:, 7].mean())
+
+    before = p7()
+    for _ in range(30):
+        stats = ctl.update(model, ac, optimizer, starts, config, gen)
+    assert p7() > max(before, 0.8) and stats["allowed_actions"] == 2.0
+    # Nothing predicted to change: the most likely pass stays allowed.
+    _, mask = ctl.masked_logits(torch.zeros(1, N_ACTIONS), torch.full((1, N_ACTIONS), 0.1).index_fill(1, torch.tensor([5]), 0.2), 0.5)
+    assert mask.sum() == 1 and mask[0, 5]
+    with pytest.raises(ValueError, match="start states"):
+        ctl.update(model, ac, optimizer, torch.zeros(0, N_FEATURES), config, gen)
+
+
+def test_train_end_to_end_then_act_in_compiler_gym(tmp_path, small_env, capsys):
+    args = parse_args([
+        f"--benchmarks={BENCHMARKS}", "--total-env-steps=50", "--initial-steps=30", "--steps-per-iteration=20",
+        "--episode-length=10", "--heldout-fraction=0.3", "--ensemble=2", "--hidden=32", "--controller-hidden=32",
+        "--model-epochs=5", "--batch-size=32", "--imagination-updates=3", "--imagination-batch=8", "--horizon=4",
+        f"--out={tmp_path}",
+    ])
+    run = train(args)
+    record = json.loads((run / "args.json").read_text())
+    assert record["args"]["total_env_steps"] == 50 and record["versions"]["torch"].startswith("2.")
+    result = json.loads((run / "result.json").read_text())
+    assert result["real_env_steps"] == 50 and result["iterations"] == 2
+    assert result["imagined_steps"] == 2 * 3 * 8 * 4 and "changed_recall" in result["heldout"]
+    assert list((run / "tb").rglob("events.out.tfevents.*")), "TensorBoard logs"
+    assert len(Transitions.load(run / "transitions.npz")) + len(Transitions.load(run / "heldout.npz")) == 50
+    capsys.readouterr()
+    assert evaluate_main([str(run)]) == 0
+    assert "drift_10" in json.loads(capsys.readouterr().out)
+
+    env = small_env
+    env.reset()
+    start = env.observation["OpCount"]
+    policy = WorldModelPolicy(str(run), episode_length=6)
+    assert sorted(policy.preferences(np.zeros(N_FEATURES, np.float32))) == list(range(N_ACTIONS))
+    policy(env)
+    assert env.observation["OpCount"] <= start
+    actions, final = list(env.actions), env.observation["OpCount"]
+    env.reset()
+    for action in actions:  # only passes that changed the module are kept; they replay
+        assert not env.step(action)[3]["action_had_no_effect"]
+    assert env.observation["OpCount"] == final
+
+
+def test_flags_and_errors(tmp_path, capsys, monkeypatch):
+    with pytest.raises(SystemExit):
+        parse_args(["--help"])
+    out = capsys.readouterr().out
+    assert "--imagination-updates" in out and "(default: 2000)" in out
+    with pytest.raises(SystemExit):
+        parse_args(["--epsilon=2"])
+    with pytest.raises(ValueError, match="No model at"):
+        WorldModelPolicy(Path(tmp_path))
+    monkeypatch.delenv("XLA_GYM_WM_RUN", raising=False)
+    with pytest.raises(ValueError, match="XLA_GYM_WM_RUN"):
+        from_env()
