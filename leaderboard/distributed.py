@@ -23,8 +23,7 @@ def _evaluate(policy_spec: str, benchmark: str) -> dict[str, Any]:
     """A Ray task: one result, as a plain dict (what crosses the wire)."""
     import compiler_gym
 
-    from leaderboard.eval import load_policy
-    from leaderboard.harness import REWARD_SPACE, run_policy
+    from leaderboard.harness import REWARD_SPACE, load_policy, run_policy
 
     policy = load_policy(policy_spec)
     with compiler_gym.make("xla-v0", reward_space=REWARD_SPACE) as env:
@@ -35,8 +34,8 @@ def _evaluate(policy_spec: str, benchmark: str) -> dict[str, Any]:
 def run_on_ray(
     policy_spec: str,
     benchmarks: Sequence[str],
-    address: str,
     progress: Callable[[CompilerEnvState], None] = lambda s: None,
+    address: str = "local",
 ) -> list[CompilerEnvState]:
     """The results of ``policy_spec`` on ``benchmarks``, computed by Ray tasks, in order."""
     import ray

@@ -7,42 +7,13 @@ leaderboard harness on it; then prints the summary (``leaderboard.summary``).
 from __future__ import annotations
 
 import argparse
-import ast
-import importlib
+import functools
 import sys
 from collections.abc import Sequence
 
-from leaderboard.harness import Policy, add_flags, eval_xla_opcount_policy
+from leaderboard.harness import add_flags, eval_xla_opcount_policy, load_policy
 
-__all__ = ["load_policy", "main"]
-
-
-def load_policy(spec: str) -> Policy:
-    """``"package.module:function"`` -> the function.
-
-    ``"...:Factory()"`` calls the factory, and ``"...:Factory(width=2)"`` calls
-    it with literal arguments (numbers, strings, ...: ``ast.literal_eval``).
-    """
-    module_name, sep, attr = spec.partition(":")
-    if not sep or not attr:
-        raise ValueError(f"Expected --policy MODULE:FUNCTION, got {spec!r}")
-    name, paren, call = attr.partition("(")
-    module = importlib.import_module(module_name)
-    try:
-        target = getattr(module, name)
-    except AttributeError:
-        raise ValueError(f"Module {module_name!r} has no attribute {name!r}") from None
-    if not paren:
-        return target
-    try:
-        node = ast.parse(f"f({call}", mode="eval").body
-        if not isinstance(node, ast.Call):
-            raise SyntaxError
-        args = [ast.literal_eval(a) for a in node.args]
-        kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
-    except (SyntaxError, ValueError):
-        raise ValueError(f"Expected literal arguments in --policy {spec!r}, e.g. {name}(width=2)") from None
-    return target(*args, **kwargs)
+__all__ = ["load_policy", "main"]  # load_policy: harness.load_policy, re-exported
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -55,7 +26,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     policy = load_policy(args.policy)
     forwarded: list[str] = [a for a in (argv if argv is not None else sys.argv[1:])]
     forwarded = _without_policy(forwarded)
-    eval_xla_opcount_policy(policy, forwarded, policy_spec=args.policy)
+    remote = None
+    if args.ray is not None:
+        from leaderboard.distributed import run_on_ray
+
+        remote = functools.partial(run_on_ray, args.policy, address=args.ray)
+    eval_xla_opcount_policy(policy, forwarded, remote=remote)
     from leaderboard.summary import main as summary
 
     return summary([args.leaderboard_results])

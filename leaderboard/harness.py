@@ -13,6 +13,8 @@ computes the paper's metric from it and the manifests.
 from __future__ import annotations
 
 import argparse
+import ast
+import importlib
 import logging
 import random
 import sys
@@ -29,7 +31,7 @@ from compiler_gym.envs import CompilerEnv
 
 from xla_service.env.datasets import split_benchmark_uris
 
-__all__ = ["Policy", "REWARD_SPACE", "add_flags", "eval_xla_opcount_policy", "sample_per_suite"]
+__all__ = ["Policy", "REWARD_SPACE", "Remote", "add_flags", "eval_xla_opcount_policy", "load_policy", "sample_per_suite"]
 
 Policy = Callable[[CompilerEnv], None]
 REWARD_SPACE = "OpCount"
@@ -173,14 +175,48 @@ def run_policy(policy: Policy, env: CompilerEnv, benchmark: str) -> CompilerEnvS
     return state
 
 
+def load_policy(spec: str) -> Policy:
+    """``"package.module:function"`` -> the function.
+
+    ``"...:Factory()"`` calls the factory, and ``"...:Factory(width=2)"`` calls
+    it with literal arguments (numbers, strings, ...: ``ast.literal_eval``).
+    """
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not attr:
+        raise ValueError(f"Expected --policy MODULE:FUNCTION, got {spec!r}")
+    name, paren, call = attr.partition("(")
+    module = importlib.import_module(module_name)
+    try:
+        target = getattr(module, name)
+    except AttributeError:
+        raise ValueError(f"Module {module_name!r} has no attribute {name!r}") from None
+    if not paren:
+        return target
+    try:
+        node = ast.parse(f"f({call}", mode="eval").body
+        if not isinstance(node, ast.Call):
+            raise SyntaxError
+        args = [ast.literal_eval(a) for a in node.args]
+        kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg}
+    except (SyntaxError, ValueError):
+        raise ValueError(f"Expected literal arguments in --policy {spec!r}, e.g. {name}(width=2)") from None
+    return target(*args, **kwargs)
+
+
+#: Runs the policy elsewhere (``distributed.run_on_ray``): the states of the
+#: benchmarks, in order, each handed to the callback as it completes.
+Remote = Callable[[Sequence[str], Callable[[CompilerEnvState], None]], list[CompilerEnvState]]
+
+
 def eval_xla_opcount_policy(
-    policy: Policy, argv: Sequence[str] | None = None, policy_spec: str = ""
+    policy: Policy, argv: Sequence[str] | None = None, remote: Remote | None = None
 ) -> list[CompilerEnvState]:
     """Run ``policy`` on every benchmark of the test split; write the results CSV.
 
-    With ``--ray`` the benchmarks are spread over Ray tasks (``distributed.py``),
-    which load the policy from ``policy_spec`` (``MODULE:FUNCTION``); the CSV's
-    rows are the same as a serial run's, in the same order, but for walltimes.
+    With ``--ray`` the benchmarks go to ``remote`` (``leaderboard.eval`` passes
+    ``distributed.run_on_ray``, whose Ray tasks load the policy from its
+    ``MODULE:FUNCTION``); the CSV's rows are the same as a serial run's, in the
+    same order, but for walltimes.
     """
     import compiler_gym
 
@@ -204,17 +240,15 @@ def eval_xla_opcount_policy(
     print(f"Evaluating {len(todo)} runs; results -> {results}", file=sys.stderr)
     started = time.monotonic()
     if args.ray is not None:
-        from leaderboard.distributed import run_on_ray
-
-        if not policy_spec:
-            raise ValueError("--ray needs the policy as MODULE:FUNCTION (leaderboard.eval --policy)")
+        if remote is None:
+            raise ValueError("--ray needs the policy as MODULE:FUNCTION: run it through leaderboard.eval --policy")
         completed: list[CompilerEnvState] = []
 
         def report(state: CompilerEnvState) -> None:
             completed.append(state)
             _progress(len(completed), len(todo), started, states + completed)
 
-        states += run_on_ray(policy_spec, todo, args.ray, report)
+        states += remote(todo, report)
         _write(results, states, header=True)
     else:
         with compiler_gym.make("xla-v0", reward_space=REWARD_SPACE) as env, open(
