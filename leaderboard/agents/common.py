@@ -1,9 +1,11 @@
-"""Helpers shared by the search agents: op counts, and trying a pass on a fork."""
+"""Helpers shared by the agents: op counts, trying a pass on a fork, acting with a learned policy."""
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from compiler_gym.envs import CompilerEnv
 
-__all__ = ["op_count", "try_pass"]
+__all__ = ["act_keep_best", "op_count", "try_pass"]
 
 
 def op_count(env: CompilerEnv) -> int:
@@ -20,3 +22,37 @@ def try_pass(env: CompilerEnv, action: int) -> int | None:
         return None
     finally:
         fork.close()
+
+
+def act_keep_best(env: CompilerEnv, choose: Callable[[set[int]], int | None], steps: int) -> None:
+    """Step ``env`` up to ``steps`` times with ``choose(futile)``: the policy's
+    first choice among the actions not in ``futile`` (those that changed
+    nothing, or that XLA failed on, from the current state), or None to stop.
+
+    Only passes that changed the module are kept, and ``env`` ends at the
+    trajectory's best state (fewest ops): reset and that prefix replayed
+    (cached in the service, so cheap).
+    """
+    benchmark = env.benchmark
+    actions: list[int] = []
+    best, best_count = 0, op_count(env)
+    futile: set[int] = set()
+    for _ in range(steps):
+        action = choose(futile)
+        if action is None:
+            break
+        try:
+            _, _, _, info = env.step(action)
+        except ValueError:  # XLA failed on this pass: state unchanged
+            futile.add(action)
+            continue
+        if info.get("action_had_no_effect"):
+            futile.add(action)
+            continue
+        actions.append(action)
+        futile.clear()
+        if op_count(env) < best_count:
+            best, best_count = len(actions), op_count(env)
+    env.reset(benchmark=benchmark)
+    if best:
+        env.multistep(actions[:best])

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 from compiler_gym.envs import CompilerEnv
 
-from leaderboard.agents.common import op_count
+from leaderboard.agents.common import act_keep_best
 from leaderboard.agents.gnn.model import GnnActorCritic, GnnConfig, batch, masked_logits, to_data
 from xla_service.catalog.passes import PASS_NAMES
 from xla_service.env.graph import GraphArrays, unpack
@@ -74,31 +74,13 @@ class GnnPolicy:
         return [int(a) for a in np.argsort(-scores, kind="stable") if mask[a]]
 
     def __call__(self, env: CompilerEnv) -> None:
-        benchmark = env.benchmark
-        actions: list[int] = []
-        best, best_count = 0, op_count(env)
-        futile: set[int] = set()  # actions that changed nothing from the current state
-        for _ in range(int(self.args["episode_length"])):
+        def choose(futile: set[int]) -> int | None:
             mask = action_mask(env.observation["PassOutcomes"])
             mask[list(futile)] = 0
             action = self.preferences(unpack(env.observation["HloGraphArrays"]), mask)[0]
-            if action == STOP:
-                break
-            try:
-                _, _, _, info = env.step(action)
-            except ValueError:  # XLA failed on this pass: state unchanged
-                futile.add(action)
-                continue
-            if info.get("action_had_no_effect"):
-                futile.add(action)
-                continue
-            actions.append(action)  # only passes that changed the module are replayed
-            futile.clear()
-            if op_count(env) < best_count:
-                best, best_count = len(actions), op_count(env)
-        env.reset(benchmark=benchmark)
-        if best:
-            env.multistep(actions[:best])
+            return None if action == STOP else action
+
+        act_keep_best(env, choose, int(self.args["episode_length"]))
 
 
 def from_env() -> GnnPolicy:

@@ -17,7 +17,6 @@ last checkpoint up to ``--total-timesteps``.
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import math
@@ -31,6 +30,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from leaderboard.agents.arguments import dataclass_parser
 
 __all__ = ["Args", "latest_checkpoint", "parse_args", "run_name", "train"]
 
@@ -101,17 +102,7 @@ class Args:
 
 def parse_args(argv: Sequence[str] | None = None) -> Args:
     """Every field of :class:`Args` as a ``--kebab-case`` flag, its docstring the help."""
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
-    docs = _field_docs()
-    for f in dataclasses.fields(Args):
-        flag = "--" + f.name.replace("_", "-")
-        if f.type in ("bool", bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=docs[f.name])
-        else:
-            kind = {"int": int, "float": float, "str": str}[str(f.type)]
-            parser.add_argument(flag, type=kind, default=f.default, help=docs[f.name])
+    parser = dataclass_parser(Args, __doc__.splitlines()[0])
     args = Args(**vars(parser.parse_args(argv)))
     for name in ("total_timesteps", "n_envs", "num_steps", "episode_length", "num_minibatches", "update_epochs", "threads"):
         if getattr(args, name) < 1:
@@ -119,20 +110,6 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
     if args.num_minibatches > args.n_envs * args.num_steps:
         parser.error(f"--num-minibatches {args.num_minibatches} > the rollout's {args.n_envs * args.num_steps} steps")
     return args
-
-
-def _field_docs() -> dict[str, str]:
-    """The string under each field of Args (its help text)."""
-    import ast
-    import inspect
-
-    body = ast.parse(inspect.getsource(Args)).body[0].body  # type: ignore[attr-defined]
-    return {
-        node.target.id: str(following.value.value)
-        for node, following in zip(body, body[1:])
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
-        and isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)
-    }
 
 
 def run_name(args: Args) -> str:

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from compiler_gym.envs import CompilerEnv
 
-from leaderboard.agents.common import op_count
+from leaderboard.agents.common import act_keep_best
 from leaderboard.agents.rl.features import features
 
 __all__ = ["RlPolicy", "from_env"]
@@ -77,30 +77,11 @@ class RlPolicy:
         return np.argsort(-scores.numpy(), kind="stable")
 
     def __call__(self, env: CompilerEnv) -> None:
-        benchmark = env.benchmark
-        actions: list[int] = []
-        best, best_count = 0, op_count(env)
-        futile: set[int] = set()  # actions that changed nothing from the current state
-        for _ in range(self.args["episode_length"]):
-            ranked = [int(a) for a in self.preferences(self._observe(env)) if int(a) not in futile]
-            if not ranked:
-                break
-            action = ranked[0]
-            try:
-                _, _, _, info = env.step(action)
-            except ValueError:  # XLA failed on this pass: state unchanged
-                futile.add(action)
-                continue
-            if info.get("action_had_no_effect"):
-                futile.add(action)
-                continue
-            actions.append(action)  # only passes that changed the module are replayed
-            futile.clear()
-            if op_count(env) < best_count:
-                best, best_count = len(actions), op_count(env)
-        env.reset(benchmark=benchmark)
-        if best:
-            env.multistep(actions[:best])
+        def choose(futile: set[int]) -> int | None:
+            ranked = (int(a) for a in self.preferences(self._observe(env)))
+            return next((a for a in ranked if a not in futile), None)
+
+        act_keep_best(env, choose, self.args["episode_length"])
 
 
 def from_env() -> RlPolicy:

@@ -13,7 +13,6 @@ checkpoint.
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import math
@@ -28,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from leaderboard.agents.arguments import dataclass_parser
 
 __all__ = ["Args", "ALGOS", "hyperparameters", "parse_args", "train"]
 
@@ -81,17 +82,7 @@ class Args:
 
 def parse_args(argv: Sequence[str] | None = None) -> Args:
     """Every field of :class:`Args` as a ``--kebab-case`` flag, its docstring the help."""
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
-    docs = _field_docs()
-    for f in dataclasses.fields(Args):
-        flag = "--" + f.name.replace("_", "-")
-        if f.type in ("bool", bool):
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=docs[f.name])
-        else:
-            kind = {"int": int, "float": float, "str": str}[str(f.type)]
-            parser.add_argument(flag, type=kind, default=f.default, help=docs[f.name])
+    parser = dataclass_parser(Args, __doc__.splitlines()[0])
     args = Args(**vars(parser.parse_args(argv)))
     if args.algo not in ALGOS:
         parser.error(f"--algo: expected one of {ALGOS}, got {args.algo!r}")
@@ -100,25 +91,6 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
     if args.backend == "rllib" and args.algo != "ppo":
         parser.error(f"--backend rllib trains PPO only, got --algo {args.algo}")
     return args
-
-
-def _field_docs() -> dict[str, str]:
-    """The string under each field of Args (its help text)."""
-    import ast
-    import inspect
-
-    tree = ast.parse(inspect.getsource(Args))
-    body = tree.body[0].body  # type: ignore[attr-defined]
-    docs = {}
-    for node, following in zip(body, body[1:]):
-        if (
-            isinstance(node, ast.AnnAssign)
-            and isinstance(node.target, ast.Name)
-            and isinstance(following, ast.Expr)
-            and isinstance(following.value, ast.Constant)
-        ):
-            docs[node.target.id] = str(following.value.value)
-    return docs
 
 
 def run_name(args: Args) -> str:

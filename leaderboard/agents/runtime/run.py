@@ -18,7 +18,6 @@ mode's model start from the benchmarks before.
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import dataclasses
 import json
@@ -34,6 +33,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from leaderboard.agents.arguments import dataclass_parser
 
 __all__ = ["Args", "main", "parse_args", "run"]
 
@@ -102,15 +103,7 @@ class Args:
 
 def parse_args(argv: Sequence[str] | None = None) -> Args:
     """Every field of :class:`Args` as a ``--kebab-case`` flag, its docstring the help."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    docs = _field_docs()
-    for f in dataclasses.fields(Args):
-        flag = "--" + f.name.replace("_", "-")
-        if str(f.type) == "bool":
-            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=docs[f.name])
-        else:
-            kind = {"int": int, "float": float, "str": str}[str(f.type)]
-            parser.add_argument(flag, type=kind, default=f.default, help=docs[f.name])
+    parser = dataclass_parser(Args, __doc__.splitlines()[0])
     args = Args(**vars(parser.parse_args(argv)))
     if args.split not in ("train", "validation", "test"):
         parser.error(f"--split: expected train, validation or test, got {args.split!r}")
@@ -227,20 +220,6 @@ def _versions() -> dict[str, str]:
         except Exception:  # not installed under that name
             out[package] = "unknown"
     return out
-
-
-def _field_docs() -> dict[str, str]:
-    """The string under each field of Args (its help text)."""
-    import ast
-    import inspect
-
-    body = ast.parse(inspect.getsource(Args)).body[0].body  # type: ignore[attr-defined]
-    return {
-        node.target.id: str(following.value.value)
-        for node, following in zip(body, body[1:])
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
-        and isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)
-    }
 
 
 if __name__ == "__main__":

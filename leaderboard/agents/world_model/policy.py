@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from compiler_gym.envs import CompilerEnv
 
-from leaderboard.agents.common import op_count
+from leaderboard.agents.common import act_keep_best, op_count
 from leaderboard.agents.world_model.controller import ActorCritic
 from leaderboard.agents.world_model.data import features
 from leaderboard.agents.world_model.model import WorldModel
@@ -62,30 +62,11 @@ class WorldModelPolicy:
         return [int(a) for a in order if changes[a]] + [int(a) for a in order if not changes[a]]
 
     def __call__(self, env: CompilerEnv) -> None:
-        benchmark = env.benchmark
-        actions: list[int] = []
-        best, best_count = 0, op_count(env)
-        futile: set[int] = set()
-        for _ in range(self.steps):
+        def choose(futile: set[int]) -> int | None:
             x = features(env.observation["OpcodeCounts"], op_count(env))
-            ranked = [a for a in self.preferences(x) if a not in futile]
-            if not ranked:
-                break
-            try:
-                _, _, _, info = env.step(ranked[0])
-            except ValueError:  # XLA failed on this pass: the state is unchanged
-                futile.add(ranked[0])
-                continue
-            if info.get("action_had_no_effect"):
-                futile.add(ranked[0])
-                continue
-            actions.append(ranked[0])
-            futile.clear()
-            if op_count(env) < best_count:
-                best, best_count = len(actions), op_count(env)
-        env.reset(benchmark=benchmark)
-        if best:
-            env.multistep(actions[:best])
+            return next((a for a in self.preferences(x) if a not in futile), None)
+
+        act_keep_best(env, choose, self.steps)
 
 
 def from_env() -> WorldModelPolicy:

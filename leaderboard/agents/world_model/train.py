@@ -26,7 +26,6 @@ efficiency) and the final held-out metrics.
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import platform
@@ -42,6 +41,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from leaderboard.agents.arguments import dataclass_parser
 from leaderboard.agents.world_model import controller as ctl
 from leaderboard.agents.world_model.data import Transitions, collect, from_export, random_chooser
 from leaderboard.agents.world_model.evaluate import model_metrics
@@ -112,11 +112,7 @@ class Args:
 
 def parse_args(argv: Sequence[str] | None = None) -> Args:
     """Every field of :class:`Args` as a ``--kebab-case`` flag, its docstring the help."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    docs = _field_docs()
-    for f in dataclasses.fields(Args):
-        kind = {"int": int, "float": float, "str": str}[str(f.type)]
-        parser.add_argument("--" + f.name.replace("_", "-"), type=kind, default=f.default, help=docs[f.name])
+    parser = dataclass_parser(Args, __doc__.splitlines()[0])
     args = Args(**vars(parser.parse_args(argv)))
     if args.total_env_steps < 1 or args.initial_steps < 1 or args.steps_per_iteration < 1:
         parser.error("--total-env-steps, --initial-steps and --steps-per-iteration must be >= 1")
@@ -125,19 +121,6 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
     if not 0.0 <= args.epsilon <= 1.0:
         parser.error(f"--epsilon: expected a probability, got {args.epsilon}")
     return args
-
-
-def _field_docs() -> dict[str, str]:
-    import ast
-    import inspect
-
-    body = ast.parse(inspect.getsource(Args)).body[0].body  # type: ignore[attr-defined]
-    return {
-        node.target.id: str(following.value.value)
-        for node, following in zip(body, body[1:])
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
-        and isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)
-    }
 
 
 def run_name(args: Args) -> str:

@@ -1,0 +1,41 @@
+"""A dataclass of arguments as a command line (CleanRL style): every field a
+``--kebab-case`` flag, the string under the field its help, defaults shown."""
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import inspect
+from typing import Any
+
+__all__ = ["dataclass_parser", "field_docs"]
+
+_TYPES = {"int": int, "float": float, "str": str}
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """The string literal under each field of the dataclass ``cls``."""
+    body = ast.parse(inspect.getsource(cls)).body[0].body  # type: ignore[attr-defined]
+    return {
+        node.target.id: str(following.value.value)
+        for node, following in zip(body, body[1:])
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+        and isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)
+    }
+
+
+def dataclass_parser(cls: Any, description: str) -> argparse.ArgumentParser:
+    """A parser with a flag for every field of ``cls``: ``bool`` fields as
+    ``--x/--no-x``, ``int``, ``float`` and ``str`` typed; parse, then ``cls(**vars(args))``."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    docs = field_docs(cls)
+    for f in dataclasses.fields(cls):
+        flag = "--" + f.name.replace("_", "-")
+        if f.type in ("bool", bool):
+            parser.add_argument(flag, action=argparse.BooleanOptionalAction, default=f.default, help=docs[f.name])
+        else:
+            kind = _TYPES.get(f.type if isinstance(f.type, str) else f.type.__name__)
+            if kind is None:
+                raise TypeError(f"{cls.__name__}.{f.name}: expected a bool, int, float or str field, got {f.type}")
+            parser.add_argument(flag, type=kind, default=f.default, help=docs[f.name])
+    return parser
