@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import uuid
 from pathlib import Path
 
 import grpc
@@ -49,6 +50,14 @@ def _other_client(url: str, script: str) -> dict:
 
 def _small(env) -> None:
     env.reset(benchmark=Benchmark.from_file_contents("benchmark://test/small", SMALL_HLO))
+
+
+def _unseen_small(env, name: str) -> None:
+    """A small module of a shape no other test uses, so no step of it is in the
+    test run's experience store and every step needs a worker."""
+    size = 1000 + uuid.uuid4().int % 1_000_000
+    text = SMALL_HLO.replace(b"f32[8]", f"f32[{size}]".encode()).replace(b"HloModule small", f"HloModule {name}".encode())
+    env.reset(benchmark=Benchmark.from_file_contents(f"benchmark://test/{name}", text))
 
 
 # 2. Errors caused by a module or a resource limit are ValueErrors; other sessions live on.
@@ -108,7 +117,7 @@ def test_a_small_session_is_not_starved_by_anothers_tails(env):
     import threading
     import time
 
-    _small(env)
+    _unseen_small(env, "not_starved")
     env.step(env.action_space["cse"])
     workers = int(env.send_param("xla.engine.workers", ""))
     # Another client keeps every worker busy for a minute after each reply.
@@ -293,9 +302,9 @@ def test_workers_killed_from_outside_are_replaced(env):
     for pid in worker_pids(service):
         os.kill(pid, 9)
     time.sleep(0.5)
-    # The kill lands between requests: the next load and step take fresh workers and work.
-    unseen = SMALL_HLO.replace(b"HloModule small", b"HloModule small_after_kill")
-    env.reset(benchmark=Benchmark.from_file_contents("benchmark://test/after-kill", unseen))
+    # The kill lands between requests (and may hit the pool's started spare):
+    # the next load and step take fresh workers and work.
+    _unseen_small(env, "after_kill")
     env.step(env.action_space["cse"])
     assert env.observation["OpCount"] == 2
     assert json.loads(env.send_param("xla.engine.stats", ""))["workers_replaced"] > stats["workers_replaced"]

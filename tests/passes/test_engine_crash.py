@@ -6,6 +6,7 @@ import os
 import signal
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -103,6 +104,42 @@ def test_worker_killed_mid_step(engine):
     after = engine.apply(state, "cse")
     assert after is not state
     assert after.text == before.text
+
+
+def _spare_pids(engine: Engine) -> list[int]:
+    """Worker processes of this process that the pool holds in reserve (started, not in use)."""
+    live = set(engine.worker_pids())
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            cmdline = (stat.parent / "cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        if parent == os.getpid() and b"xla_service.passes.worker" in cmdline and int(stat.parent.name) not in live:
+            pids.append(int(stat.parent.name))
+    return pids
+
+
+def test_a_spare_killed_while_waiting_is_not_used(engine):
+    """After a preemption the pool keeps a started spare; if something kills it
+    meanwhile, the next preemption starts a fresh worker instead of handing out
+    the dead one."""
+    engine.request("settle_for", 60.0)
+    preempted = engine.stats()["workers_preempted"]
+    engine.load(_variant("preempt-1"))  # the only worker is settling: preempted
+    assert engine.stats()["workers_preempted"] == preempted + 1
+    deadline = time.monotonic() + 60
+    while not _spare_pids(engine) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    (spare,) = _spare_pids(engine)
+    os.kill(spare, signal.SIGKILL)
+    time.sleep(0.3)
+    engine.request("settle_for", 60.0)
+    state = engine.load(_variant("preempt-2"))  # preempted again: not by the dead spare
+    assert engine.stats()["workers_preempted"] == preempted + 2
+    assert _one_add(engine.apply(state, "cse"))
+    assert spare not in engine.worker_pids()
 
 
 def test_replacement_outlives_the_thread_that_spawned_it(tmp_path):

@@ -149,9 +149,12 @@ class WorkerPool:
             spare, self._spare = (self._spare, None) if from_spare else (None, self._spare)
             if from_spare:  # keep one ready for the next preemption
                 self._spare = self._spawner.submit(Worker, self._log_dir, self._environment, self.memory_limit)
-        if spare is None:
+        ready = spare.result() if spare is not None else None
+        if ready is not None and ready.process.poll() is not None:  # the spare was killed while waiting
+            ready.close()
+            ready = None
+        if ready is None:
             return self._spawn()
-        ready = spare.result()
         with self._cond:
             self._all.append(ready)
         return ready
