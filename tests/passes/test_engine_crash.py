@@ -106,18 +106,17 @@ def test_worker_killed_mid_step(engine):
     assert after.text == before.text
 
 
-def _spare_pids(engine: Engine) -> list[int]:
-    """Worker processes of this process that the pool holds in reserve (started, not in use)."""
-    live = set(engine.worker_pids())
-    pids = []
+def _worker_children() -> set[int]:
+    """Pass-engine worker processes started by this process (any engine's)."""
+    pids = set()
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
             cmdline = (stat.parent / "cmdline").read_bytes()
         except (OSError, ValueError):
             continue
-        if parent == os.getpid() and b"xla_service.passes.worker" in cmdline and int(stat.parent.name) not in live:
-            pids.append(int(stat.parent.name))
+        if parent == os.getpid() and b"xla_service.passes.worker" in cmdline:
+            pids.add(int(stat.parent.name))
     return pids
 
 
@@ -126,13 +125,18 @@ def test_a_spare_killed_while_waiting_is_not_used(engine):
     meanwhile, the next preemption starts a fresh worker instead of handing out
     the dead one."""
     engine.request("settle_for", 60.0)
+    before = _worker_children()
     preempted = engine.stats()["workers_preempted"]
     engine.load(_variant("preempt-1"))  # the only worker is settling: preempted
     assert engine.stats()["workers_preempted"] == preempted + 1
+
+    def spares() -> set[int]:  # started since, and not serving
+        return _worker_children() - before - set(engine.worker_pids())
+
     deadline = time.monotonic() + 60
-    while not _spare_pids(engine) and time.monotonic() < deadline:
+    while not spares() and time.monotonic() < deadline:
         time.sleep(0.1)
-    (spare,) = _spare_pids(engine)
+    (spare,) = spares()
     os.kill(spare, signal.SIGKILL)
     time.sleep(0.3)
     engine.request("settle_for", 60.0)
