@@ -96,8 +96,10 @@ full)  # the best RL agents on the full test split (106 benchmarks, ~35 min each
 runtime)  # Chameleon-style runtime search, (a) exhaustive vs (b) adaptive on the same candidates;
     # runtimes need a quiet machine (nothing else running), so this stage runs alone
     want runtime || exit 0
-    $PY -m leaderboard.agents.runtime.run --sample 1 --sample-seed 0 --candidates 24 --budget 8 \
-        --repetitions 5 --final-rounds 5 --seed 0 --out $AGENTS/runtime/results/runtime-sample1.json
+    $PY -m leaderboard.agents.runtime.run --sample 1 --sample-seed 0 --candidates 32 --budget 8 \
+        --repetitions 5 --final-rounds 5 --baseline default --seed 0 \
+        --out $AGENTS/runtime/results/runtime-sample1.json
+    $PY -m leaderboard.agents.runtime.plot $AGENTS/runtime/results/runtime-sample1.json
     ;;
 rescore)  # results made under an older op count rule: the same commandlines, current rewards
     for results in $AGENTS/*/results-*.csv $AGENTS/rl/results/*.csv; do

@@ -455,3 +455,18 @@ def test_script_flags_show_defaults_and_reject_bad_values(capsys):
     assert "(default: 8)" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         parse_args(["--baseline", "median"])
+
+
+def test_plot_draws_a_report_and_refuses_an_empty_one(tmp_path):
+    import json
+    from pathlib import Path
+
+    from leaderboard.agents.runtime.plot import main, plot
+
+    committed = Path(__file__).parents[2] / "leaderboard/agents/runtime/results/tiny-smoke-rnn2.json"
+    out = tmp_path / "figure.png"
+    assert main([str(committed), "--out", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    report = json.loads(committed.read_text())
+    with pytest.raises(ValueError, match="with rows, got none"):
+        plot({**report, "rows": []}, tmp_path / "empty.png")

@@ -1,0 +1,88 @@
+"""The figure of a runtime comparison: exhaustive (a) against adaptive (b), per benchmark.
+
+``python -m leaderboard.agents.runtime.plot RESULTS.json [--out FIGURE.png]``
+
+Reads the JSON that ``run.py`` writes. Left: each mode's final speedup over
+its baseline (re-measured apart from the search), with the 95% interval as an
+error bar and a hollow marker where it is within noise. Right: the real
+measurements each mode spent (candidates measured, plus baseline and
+finalist observations).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+__all__ = ["main", "plot"]
+
+_MODES = {"exhaustive": ("(a) exhaustive", "tab:blue"), "adaptive": ("(b) adaptive", "tab:orange")}
+
+
+def _short(uri: str) -> str:
+    suite, _, name = uri.removeprefix("benchmark://").partition("/")
+    return f"{suite.removeprefix('xla-').removesuffix('-v0')}/{name}"
+
+
+def plot(report: dict[str, Any], out: Path) -> Path:
+    """Draw ``report`` (``run.py``'s JSON) into ``out``; returns ``out``."""
+    rows = report["rows"]
+    benchmarks = list(dict.fromkeys(r["benchmark"] for r in rows))
+    if not benchmarks:
+        raise ValueError("Expected a run.py report with rows, got none")
+    figure, (left, right) = plt.subplots(1, 2, figsize=(12, 0.6 * len(benchmarks) + 2), sharey=True)
+    for offset, (mode, (label, colour)) in zip((-0.15, 0.15), _MODES.items()):
+        by_benchmark = {r["benchmark"]: r for r in rows if r["mode"] == mode}
+        ys, speedups, low, high, spent, noisy = [], [], [], [], [], []
+        for i, uri in enumerate(benchmarks):
+            if uri not in by_benchmark:
+                continue
+            r = by_benchmark[uri]
+            ys.append(i + offset)
+            speedups.append(r["speedup"])
+            low.append(r["speedup"] - r["low"])
+            high.append(r["high"] - r["speedup"])
+            spent.append(r["measurements"] + r["baseline_observations"] + r["finalist_observations"])
+            noisy.append(bool(r["within_noise"]))
+        left.errorbar(speedups, ys, xerr=[low, high], fmt="none", ecolor=colour, capsize=3)
+        for y, s, within in zip(ys, speedups, noisy):
+            left.plot(s, y, "o", color=colour, markerfacecolor="white" if within else colour)
+        left.plot([], [], "o", color=colour, label=label)
+        right.barh(ys, spent, height=0.3, color=colour, label=label)
+    left.axvline(1.0, color="grey", linewidth=0.8)
+    left.set_yticks(range(len(benchmarks)), [_short(b) for b in benchmarks], fontsize=8)
+    left.invert_yaxis()
+    baseline = report.get("args", {}).get("baseline", "initial")
+    left.set_xlabel(f"final speedup over the {baseline} module (95% interval; hollow: within noise)")
+    right.set_xlabel("real measurements (candidates + baseline + finalists)")
+    left.legend(loc="lower right", fontsize=8)
+    right.legend(loc="lower right", fontsize=8)
+    figure.suptitle("Runtime search: every candidate measured (a) against a cost model and adaptive sampling (b)")
+    figure.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(out, dpi=120)
+    plt.close(figure)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("results", type=Path, help="the JSON report that run.py --out wrote")
+    parser.add_argument("--out", type=Path, default=None, help="the PNG to write (default: RESULTS with .png)")
+    args = parser.parse_args(argv)
+    if not args.results.is_file():
+        parser.error(f"expected a run.py JSON report, got {args.results} (no such file)")
+    out = plot(json.loads(args.results.read_text()), args.out or args.results.with_suffix(".png"))
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
