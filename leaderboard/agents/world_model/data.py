@@ -16,6 +16,7 @@ Two sources, one format (:class:`Transitions`, the arrays of
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -142,14 +143,21 @@ def random_chooser(x: np.ndarray, mask: np.ndarray, rng: np.random.Generator) ->
     return int(rng.choice(allowed)) if len(allowed) else int(rng.integers(N_ACTIONS))
 
 
-def collect(env: Any, steps: int, choose: Chooser, rng: np.random.Generator, first_episode: int = 0) -> Transitions:
+def collect(
+    env: Any, steps: int, choose: Chooser, rng: np.random.Generator, first_episode: int = 0, progress: str = ""
+) -> Transitions:
     """``steps`` real steps of ``env`` (observation ``["OpcodeCounts", "OpCount"]``,
     reward ``OpCount`` unscaled), from a fresh episode; episodes are numbered
-    from ``first_episode``."""
+    from ``first_episode``. With ``progress``, a progress bar of that name on
+    stderr (refreshed every 30 s when stderr is not a terminal, so logs stay readable)."""
+    from tqdm import tqdm
+
     rows: dict[str, list[Any]] = {f.name: [] for f in fields(Transitions)}
     observation, info = env.reset(seed=int(rng.integers(2**31)))
     x, episode = observation_features(observation), first_episode
-    for _ in range(steps):
+    bar = tqdm(range(steps), desc=progress, unit="step", leave=False, disable=not progress,
+               mininterval=1.0 if sys.stderr.isatty() else 30.0)
+    for _ in bar:
         action = choose(x, np.asarray(info["action_mask"]), rng)
         observation, reward, terminated, truncated, info = env.step(action)
         after = observation_features(observation)

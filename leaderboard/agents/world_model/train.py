@@ -186,7 +186,7 @@ def train(args: Args) -> Path:
     started = time.monotonic()
     env = _env(args)
     try:
-        data = collect(env, min(args.initial_steps, args.total_env_steps), random_chooser, rng)
+        data = collect(env, min(args.initial_steps, args.total_env_steps), random_chooser, rng, progress="random steps")
         real_steps, iteration, metrics, imagined = len(data), 0, {}, 0
         while True:
             train_data, heldout = data.split(args.heldout_fraction, args.seed)
@@ -208,7 +208,8 @@ def train(args: Args) -> Path:
             if real_steps >= args.total_env_steps or out_of_time:
                 break
             steps = min(args.steps_per_iteration, args.total_env_steps - real_steps)
-            new = collect(env, steps, _epsilon_greedy(ac, model, args), rng, first_episode=int(data.episode.max()) + 1)
+            new = collect(env, steps, _epsilon_greedy(ac, model, args), rng, first_episode=int(data.episode.max()) + 1,
+                          progress=f"iteration {iteration + 1}: real steps")
             writer.add_scalar("real/changed_fraction", float(new.changed.mean()), real_steps + steps)
             writer.add_scalar("real/op_reduction_per_step", float(new.reward.mean()), real_steps + steps)
             data, real_steps, iteration = Transitions.concat([data, new]), real_steps + steps, iteration + 1
