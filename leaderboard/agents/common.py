@@ -51,8 +51,9 @@ def act_keep_best(env: CompilerEnv, choose: Callable[[set[int]], int | None], st
             continue
         actions.append(action)
         futile.clear()
-        if op_count(env) < best_count:
-            best, best_count = len(actions), op_count(env)
+        count = op_count(env)
+        if count < best_count:
+            best, best_count = len(actions), count
     env.reset(benchmark=benchmark)
     if best:
         env.multistep(actions[:best])

@@ -6,9 +6,9 @@ import os
 import signal
 import threading
 import time
-from pathlib import Path
 
 import pytest
+from integration.conftest import worker_pids
 
 from xla_service.errors import HloParseError, PassCrashedError, PassTimeoutError
 from xla_service.passes.engine import Engine
@@ -106,32 +106,18 @@ def test_worker_killed_mid_step(engine):
     assert after.text == before.text
 
 
-def _worker_children() -> set[int]:
-    """Pass-engine worker processes started by this process (any engine's)."""
-    pids = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-            cmdline = (stat.parent / "cmdline").read_bytes()
-        except (OSError, ValueError):
-            continue
-        if parent == os.getpid() and b"xla_service.passes.worker" in cmdline:
-            pids.add(int(stat.parent.name))
-    return pids
-
-
 def test_a_spare_killed_while_waiting_is_not_used(engine):
     """After a preemption the pool keeps a started spare; if something kills it
     meanwhile, the next preemption starts a fresh worker instead of handing out
     the dead one."""
     engine.request("settle_for", 60.0)
-    before = _worker_children()
+    before = set(worker_pids(os.getpid()))
     preempted = engine.stats()["workers_preempted"]
     engine.load(_variant("preempt-1"))  # the only worker is settling: preempted
     assert engine.stats()["workers_preempted"] == preempted + 1
 
     def spares() -> set[int]:  # started since, and not serving
-        return _worker_children() - before - set(engine.worker_pids())
+        return set(worker_pids(os.getpid())) - before - set(engine.worker_pids())
 
     deadline = time.monotonic() + 60
     while not spares() and time.monotonic() < deadline:

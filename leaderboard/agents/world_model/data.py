@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from tqdm import tqdm
 
 from xla_service.catalog.opcodes import OPCODES
 from xla_service.catalog.passes import PASS_NAMES
@@ -150,8 +151,6 @@ def collect(
     reward ``OpCount`` unscaled), from a fresh episode; episodes are numbered
     from ``first_episode``. With ``progress``, a progress bar of that name on
     stderr (refreshed every 30 s when stderr is not a terminal, so logs stay readable)."""
-    from tqdm import tqdm
-
     rows: dict[str, list[Any]] = {f.name: [] for f in fields(Transitions)}
     observation, info = env.reset(seed=int(rng.integers(2**31)))
     x, episode = observation_features(observation), first_episode
