@@ -155,6 +155,39 @@ def test_writers_killed_mid_write_never_leave_a_wrong_entry(tmp_path):
         assert state.text == "x" * 5000 + str(i) and state.opcode_counts[0] == i
 
 
+class _RefusesWal:
+    """A connection that SQLite refuses WAL ``refusals`` times, as it does (at once,
+    without waiting) to one of several processes opening a store together."""
+
+    def __init__(self, db: sqlite3.Connection, refusals: int) -> None:
+        self._db, self.refusals = db, refusals
+
+    def execute(self, sql: str, *args: object) -> sqlite3.Cursor:
+        if sql == "PRAGMA journal_mode=WAL" and self.refusals > 0:
+            self.refusals -= 1
+            raise sqlite3.OperationalError("database is locked")
+        return self._db.execute(sql, *args)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._db, name)
+
+
+@pytest.mark.parametrize("refusals, opens", [(3, True), (10**6, False)])
+def test_opening_a_store_retries_while_sqlite_refuses_wal(tmp_path, monkeypatch, refusals, opens):
+    import xla_service.store.sqlite as sqlite_store
+
+    connect = sqlite3.connect
+    monkeypatch.setattr(sqlite_store.sqlite3, "connect", lambda *a, **k: _RefusesWal(connect(*a, **k), refusals))
+    if opens:
+        store = ExperienceStore(tmp_path / "x.sqlite", timeout=5.0)
+        store.put(("observation", "d0", "hlo_graph"), "v")
+        assert store.get(("observation", "d0", "hlo_graph")) == "v"
+        store.close()
+    else:  # still refused after the timeout: SQLite's own error
+        with pytest.raises(sqlite3.OperationalError, match="database is locked"):
+            ExperienceStore(tmp_path / "y.sqlite", timeout=0.3)
+
+
 def _write_many(path: str, worker: int) -> None:
     store = ExperienceStore(path)
     for i in range(200):

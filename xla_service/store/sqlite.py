@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from xla_service.store.sql import DEFAULT_MAX_BYTES, SqlStore
@@ -33,7 +35,7 @@ class ExperienceStore(SqlStore):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         super().__init__(str(self.path), max_bytes, semantics)
         self._db = sqlite3.connect(str(self.path), timeout=timeout, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        _retry_while_locked(lambda: self._db.execute("PRAGMA journal_mode=WAL"), timeout)
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._setup()
 
@@ -48,3 +50,23 @@ class ExperienceStore(SqlStore):
     def _reclaim(self) -> None:
         with self._lock:
             self._db.execute("VACUUM")
+
+
+def _retry_while_locked(statement: Callable[[], object], timeout: float) -> None:
+    """Run ``statement``, again while SQLite says the database is locked, for ``timeout`` s.
+
+    Switching to WAL needs an exclusive lock. When several processes open a
+    store at once, SQLite may refuse one at once ("database is locked")
+    instead of waiting, where waiting could deadlock them (a connection that
+    holds a shared lock and wants the exclusive one): the statement is retried
+    after its locks are released.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            statement()
+            return
+        except sqlite3.OperationalError as e:
+            if "locked" not in str(e) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
