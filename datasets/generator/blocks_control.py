@@ -2,7 +2,8 @@
 ``while_loop``, ``cond`` / ``switch`` over nested blocks, rematerialization.
 
 Nested blocks are drawn with ``ctx.pick`` among the leaf blocks, so nesting is
-one level deep. Reverse-mode differentiation of a data-dependent
+one level deep. Branches and trip counts come from integer inputs
+(``Ctx.decision``), never from computed floats. Reverse-mode differentiation of a data-dependent
 ``while_loop`` does not exist: in a training step its inputs pass through
 ``stop_gradient`` (the loop stays in the forward pass).
 """
@@ -70,41 +71,39 @@ def fori_refine(ctx: Ctx, x: Any) -> Any:
 
 @block("while_refine", leaf=False, opcodes=("while", "compare", "and"))
 def while_refine(ctx: Ctx, x: Any) -> Any:
-    """A ``while_loop`` that iterates a contraction until it settles or a step limit (data-dependent trips)."""
+    """A ``while_loop`` that iterates a contraction a number of times given as input, at most a step
+    limit (data-dependent trips; not "until it settles": a float test flips with rounding)."""
     d = x.shape[-1]
     w = ctx.param("w", (d, d))
     limit = ctx.integer("max_steps", 3, 8)
+    trips = ctx.decision("trips") % limit + 1
     if ctx.training:
         x, w = lax.stop_gradient(x), lax.stop_gradient(w)
 
-    def cond(c: tuple[Any, Any, Any]) -> Any:
-        i, _, delta = c
-        return (i < limit) & (delta > 1e-2)
+    def cond(c: tuple[Any, Any]) -> Any:
+        i, _ = c
+        return (i < limit) & (i < trips)
 
-    def body(c: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:
-        i, y, _ = c
-        new = 0.5 * y + 0.5 * jnp.tanh(y @ w)
-        return i + 1, new, jnp.max(jnp.abs(new - y)).astype(jnp.float32)
+    def body(c: tuple[Any, Any]) -> tuple[Any, Any]:
+        i, y = c
+        return i + 1, 0.5 * y + 0.5 * jnp.tanh(y @ w)
 
-    _, y, _ = lax.while_loop(cond, body, (jnp.int32(0), x, jnp.float32(jnp.inf)))
+    _, y = lax.while_loop(cond, body, (jnp.int32(0), x))
     return y
 
 
 @block("cond", leaf=False, opcodes=("conditional", "compare"))
 def cond(ctx: Ctx, x: Any) -> Any:
-    """``lax.cond`` on a statistic of the data, between two nested blocks."""
-    stat = ctx.choice("predicate", ["mean", "max", "first"])
-    xf = x.astype(jnp.float32)
-    value = jnp.mean(xf) if stat == "mean" else jnp.max(xf) - 1.0 if stat == "max" else xf[0, 0, 0]
-    return lax.cond(value > 0, lambda y: _nested(ctx, "then", y), lambda y: _nested(ctx, "else", y), x)
+    """``lax.cond`` on a flag input (positive, or not), between two nested blocks."""
+    flag = ctx.decision("flag") > 0
+    return lax.cond(flag, lambda y: _nested(ctx, "then", y), lambda y: _nested(ctx, "else", y), x)
 
 
-@block("switch", leaf=False, opcodes=("conditional", "reduce", "iota"))
+@block("switch", leaf=False, opcodes=("conditional", "remainder"))
 def switch(ctx: Ctx, x: Any) -> Any:
-    """``lax.switch`` among 2-4 nested blocks, the branch the argmax of a learned projection of the data."""
+    """``lax.switch`` among 2-4 nested blocks, the branch an input (modulo the number of branches)."""
     n = ctx.integer("branches", 2, 4)
-    scores = jnp.mean(x.astype(jnp.float32), axis=(0, 1)) @ ctx.param("select", (x.shape[-1], n), cast=False)
-    index = jnp.argmax(scores)
+    index = ctx.decision("branch") % n
     branches = [lambda y, i=i: _nested(ctx, f"branch{i}", y) for i in range(n)]
     return lax.switch(index, branches, x)
 

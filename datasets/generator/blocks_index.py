@@ -18,14 +18,19 @@ def _batch_index(x: Any, positions: int) -> Any:
 
 @block("moe", weight=1.5, opcodes=("topk", "gather", "dot", "exponential"))
 def moe(ctx: Ctx, x: Any) -> Any:
-    """Mixture of experts: router softmax, ``lax.top_k``, every expert's output, the chosen ones gathered
-    and weighted by their gates."""
-    d = x.shape[-1]
+    """Mixture of experts, hash-routed: ``lax.top_k`` over expert scores hashed from a route id per
+    position (distinct integers: no ties), every expert's output, the chosen ones gathered and
+    weighted by the router's softmax gates."""
+    b, s, d = x.shape
     e = ctx.choice("experts", [2, 4, 8])
     k = min(ctx.choice("k", [1, 2]), e)
     f = d * ctx.choice("mult", [1, 2])
+    route = ctx.decision("route", (b, s))
+    # (route + 5 j) mod e over experts j is a permutation (5 is odd, e a power of two).
+    scores = ((route[..., None] + 5 * lax.iota(jnp.int32, e)) % e).astype(jnp.float32)
+    _, chosen = lax.top_k(scores, k)  # [b, s, k]
     probs = jax.nn.softmax((x @ ctx.param("router", (d, e))).astype(jnp.float32), axis=-1)
-    gate, chosen = lax.top_k(probs, k)  # [b, s, k]
+    gate = jnp.take_along_axis(probs, chosen, axis=-1)
     hidden = jax.nn.gelu(jnp.einsum("bsd,edf->bsef", x, ctx.param("w1", (e, d, f))), approximate=True)
     outs = jnp.einsum("bsef,efd->bsed", hidden, ctx.param("w2", (e, f, d)))  # [b, s, e, d]
     picked = jnp.take_along_axis(outs, chosen[..., None], axis=2)  # [b, s, k, d]
@@ -34,16 +39,16 @@ def moe(ctx: Ctx, x: Any) -> Any:
 
 @block("sort", opcodes=("sort", "gather", "scatter", "iota"))
 def sort(ctx: Ctx, x: Any) -> Any:
-    """Sorting: features sorted per position (``jnp.sort``), or positions ordered by a learned score
-    (``argsort``, gather), a running mean along that order, and scattered back."""
+    """Sorting: features sorted per position (``jnp.sort``), or positions ordered by an integer key
+    input (``argsort``, gather), a running mean along that order, and scattered back."""
     b, s, d = x.shape
     if ctx.flag("features"):
         ordered = jnp.sort(x, axis=-1)
         if ctx.training:  # sorted values are continuous, their gradient's routing is not: straight through
             ordered = lax.stop_gradient(ordered - x) + x
         return ctx.dense("mix", ordered, d)
-    score = (x @ ctx.param("score", (d, 1)))[..., 0].astype(jnp.float32)
-    order = jnp.argsort(score, axis=1, stable=True)
+    key = ctx.decision("key", (b, s)) * s + lax.iota(jnp.int32, s)  # distinct keys: no ties
+    order = jnp.argsort(key, axis=1)
     ordered = jnp.take_along_axis(x, order[..., None], axis=1)
     running = jnp.cumsum(ordered.astype(jnp.float32), axis=1) / (lax.iota(jnp.float32, s)[None, :, None] + 1)
     y = jnp.zeros_like(x).at[_batch_index(x, s), order].set(running.astype(x.dtype))
@@ -52,10 +57,11 @@ def sort(ctx: Ctx, x: Any) -> Any:
 
 @block("scatter_memory", opcodes=("scatter", "gather", "divide"))
 def scatter_memory(ctx: Ctx, x: Any) -> Any:
-    """A slot memory: each position writes to its best slot (scatter-add), then reads its slot's mean back (gather)."""
+    """A slot memory: each position writes to its slot, an address input (scatter-add), then reads
+    its slot's mean back (gather)."""
     b, s, d = x.shape
     m = ctx.choice("slots", [4, 8, 16])
-    slot = jnp.argmax(x @ ctx.param("keys", (d, m)), axis=-1)  # [b, s]
+    slot = ctx.decision("slot", (b, s)) % m
     rows = _batch_index(x, s)
     values = ctx.dense("value", x, d).astype(jnp.float32)
     memory = jnp.zeros((b, m, d), jnp.float32).at[rows, slot].add(values)
@@ -79,11 +85,13 @@ def permute(ctx: Ctx, x: Any) -> Any:
 
 @block("bucket_embed", opcodes=("floor", "convert", "clamp", "gather"))
 def bucket_embed(ctx: Ctx, x: Any) -> Any:
-    """A learned scalar per position bucketed (floor, clamp, convert to int) into an embedding table."""
+    """A scalar input per position (a time or a distance) bucketed (floor, clamp, convert to int)
+    into an embedding table, gated by the stream. The scalar is an input, not computed: a computed
+    value near a bucket's edge would change bucket with rounding (``Ctx.decision``)."""
     n = ctx.choice("buckets", [8, 16, 32])
-    value = jnp.tanh(x @ ctx.param("probe", (x.shape[-1], 1)))[..., 0].astype(jnp.float32)
-    index = lax.clamp(0, jnp.floor((value + 1) * 0.5 * n).astype(jnp.int32), n - 1)
-    return jnp.take(ctx.param("table", (n, x.shape[-1])), index, axis=0)
+    value = jnp.tanh(ctx.input(f"{ctx.key}.value", x.shape[:2], jnp.float32, "data"))
+    index = lax.clamp(0, jnp.floor((value + 1) * (0.5 * n)).astype(jnp.int32), n - 1)
+    return jnp.take(ctx.param("table", (n, x.shape[-1])), index, axis=0) * jnp.tanh(x)
 
 
 @block("window", opcodes=("reduce-window", "pad"))
@@ -128,13 +136,13 @@ def dropout(ctx: Ctx, x: Any) -> Any:
 
 @block("dynamic_window", opcodes=("dynamic-slice", "dynamic-update-slice", "clamp"))
 def dynamic_window(ctx: Ctx, x: Any) -> Any:
-    """A window of positions at a data-dependent offset (dynamic slice), transformed, written back
+    """A window of positions at an offset given as input (dynamic slice), transformed, written back
     (dynamic update slice)."""
     b, s, d = x.shape
     width = ctx.choice("width", [2, 4])
     if s <= width:
         raise NotApplicable("too few positions")
-    start = jnp.argmax(jnp.mean(x.astype(jnp.float32), axis=(0, 2)))
+    start = ctx.decision("start")
     part = lax.dynamic_slice(x, (0, start, 0), (b, width, d))
     part = ctx.dense("proj", jnp.tanh(part), d)
     return lax.dynamic_update_slice(jnp.zeros_like(x), part, (0, start, 0))

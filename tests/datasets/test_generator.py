@@ -30,13 +30,13 @@ def cache(tmp_path, monkeypatch):
 
 
 def test_recipes_round_trip_and_name_their_form():
-    assert Recipe(42).text == "xla-gym-generator v1 seed=42"
-    assert parse_recipe(b"xla-gym-generator v1 seed=42") == Recipe(42)
+    assert Recipe(42).text == "xla-gym-generator v2 seed=42"
+    assert parse_recipe(b"xla-gym-generator v2 seed=42") == Recipe(42)
     assert parse_recipe(Recipe(7, (60, 400)).encode()) == Recipe(7, (60, 400))
     assert parse_recipe(b"HloModule m\n") is None and parse_recipe(b"\x1f\x8b...") is None
-    for bad, match in [(b"xla-gym-generator v1 seed=x", "seed"), (b"xla-gym-generator v9 seed=1", "version 9"),
-                       (b"xla-gym-generator v1 seed=4294967296", "out of range"),
-                       (b"xla-gym-generator v1 seed=1 ops=9-5", "MIN-MAX"), (b"xla-gym-generator v1", "expected")]:
+    for bad, match in [(b"xla-gym-generator v2 seed=x", "seed"), (b"xla-gym-generator v9 seed=1", "version 9"),
+                       (b"xla-gym-generator v2 seed=4294967296", "out of range"),
+                       (b"xla-gym-generator v2 seed=1 ops=9-5", "MIN-MAX"), (b"xla-gym-generator v2", "expected")]:
         with pytest.raises(ValueError, match=match):
             parse_recipe(bad)
 
@@ -56,7 +56,7 @@ def test_dataset_is_an_unbounded_generator():
     uris = dataset.benchmark_uris()
     assert list(itertools.islice(uris, 3)) == [f"{DATASET}/0", f"{DATASET}/1", f"{DATASET}/2"]
     benchmark = dataset.benchmark(f"{DATASET}/{MAX_SEED}")
-    assert benchmark.proto.program.contents == f"xla-gym-generator v1 seed={MAX_SEED}".encode()
+    assert benchmark.proto.program.contents == f"xla-gym-generator v2 seed={MAX_SEED}".encode()
     a, b = (dataset.random_benchmark(np.random.default_rng(5)) for _ in range(2))
     assert a.uri == b.uri and str(a.uri).startswith(DATASET + "/")
     assert recipe_of(f"{DATASET}/3?ops=60-400") == Recipe(3, (60, 400))
@@ -155,7 +155,7 @@ def test_disk_cache_hits_keys_on_versions_and_turns_off(cache, monkeypatch):
     recipe = Recipe(2, SMALL)
     made = generate(recipe)
     key = disk.cache_key()
-    assert key.startswith("v1-jaxlib0.10.2-engine") and (cache / key / "2-ops50-250.hlo.gz").is_file()
+    assert key.startswith("v2-jaxlib0.10.2-engine") and (cache / key / "2-ops50-250.hlo.gz").is_file()
     metadata = json.loads((cache / key / "2-ops50-250.json").read_text())
     assert metadata == generator_metadata(f"{DATASET}/2?ops=50-250") == made.metadata
     assert {"program", "op_count", "dtypes", "opcodes", "parameters", "inputs", "rejected"} <= set(metadata)
@@ -212,11 +212,11 @@ def test_the_engine_redraws_after_an_xla_abort_and_keeps_a_verdict():
 
     engine = object.__new__(Engine)
     engine._pool, engine.cache, engine.step_timeout = Pool(), Cache(), 10.0
-    assert engine.generate("xla-gym-generator v1 seed=0") == ("HloModule m", "{}")
-    assert calls[1] == ("xla-gym-generator v1 seed=0", 1, [[0, "XLA aborted: aborted"]])
+    assert engine.generate("xla-gym-generator v2 seed=0") == ("HloModule m", "{}")
+    assert calls[1] == ("xla-gym-generator v2 seed=0", 1, [[0, "XLA aborted: aborted"]])
     for _ in range(2):  # the second time from the cache: a deterministic verdict
         with pytest.raises(BenchmarkError, match="No valid program"):
-            engine.generate("xla-gym-generator v1 seed=1")
+            engine.generate("xla-gym-generator v2 seed=1")
     assert sum(c[0].endswith("seed=1") for c in calls) == 8
     assert DEFAULT_OPS == (50, 5000)
 

@@ -31,7 +31,9 @@ __all__ = [
 #: The dataset, in CompilerGym's ``generator://`` convention.
 DATASET = "generator://xla-random-v0"
 #: The generator's version: a new version may draw other programs for the same seed.
-VERSION = 1
+#: 2: discrete decisions (branches, offsets, routes, sort keys, trip counts) come from
+#: integer inputs, never from computed floats (``Ctx.decision``).
+VERSION = 2
 #: Seeds are unsigned 32-bit integers, as CompilerGym's generator datasets take.
 MAX_SEED = 2**32 - 1
 #: Default range of a generated module's op count (the count rule's, as loaded).
