@@ -6,6 +6,7 @@ differentiates the loss.
 """
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import jax
@@ -81,7 +82,7 @@ def image(ctx: Ctx, _: Any) -> Any:
     img = ctx.input("image", (b, side, side, channels), jnp.float32, "data").astype(ctx.dtype)
     w = ctx.param("conv", (k, k, channels, d))
     y = lax.conv_general_dilated(img, w, (stride, stride), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"))
-    y = jax.nn.relu(y + ctx.param("bias", (d,)))
+    y = ctx.rectify(y + ctx.param("bias", (d,)))
     pool = ctx.choice("pool", ["none", "max", "avg"])
     if pool != "none" and y.shape[1] >= 8:
         init, op = (-jnp.inf, lax.max) if pool == "max" else (0.0, lax.add)
@@ -129,9 +130,12 @@ def lm(ctx: Ctx, x: Any) -> tuple[Any, Any]:
 @block("classify", "head", residual=False, opcodes=("reduce", "broadcast"))
 def classify(ctx: Ctx, x: Any) -> tuple[Any, Any]:
     """Pooled over positions (mean, max, first, attention), a class per example."""
-    b = x.shape[0]
+    b, _, d = x.shape
     classes = ctx.choice("classes", [2, 10, 32])
     how = ctx.choice("pool", ["mean", "max", "first", "attention"])
+    # Normalized first, as ``lm``: on large activations attention pooling's softmax saturates,
+    # and its gradient becomes a difference of near-equal terms, rounding noise.
+    x = ctx.norm("norm", x, ctx.choice("norm", ["layer", "rms"]))
     if how == "mean":
         pooled = jnp.mean(x.astype(jnp.float32), axis=1)
     elif how == "max":
@@ -140,7 +144,8 @@ def classify(ctx: Ctx, x: Any) -> tuple[Any, Any]:
         pooled = x[:, 0].astype(jnp.float32)
     else:
         # No bias: softmax ignores it, so its gradient would be rounding noise (which Adam amplifies).
-        weights = jax.nn.softmax(ctx.dense("score", x, 1, bias=False).astype(jnp.float32), axis=1)
+        scores = ctx.dense("score", x, 1, bias=False).astype(jnp.float32) / math.sqrt(d)
+        weights = jax.nn.softmax(scores, axis=1)
         pooled = jnp.sum(weights * x.astype(jnp.float32), axis=1)
     logits = ctx.dense("out", pooled.astype(x.dtype), classes).astype(jnp.float32)
     labels = ctx.input("labels", (b,), jnp.int32, "labels")

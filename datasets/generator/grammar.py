@@ -212,6 +212,11 @@ class Ctx:
         mean = jnp.mean(x, axis=axis)
         return jax.lax.stop_gradient(value - mean) + mean
 
+    def rectify(self, x: Any) -> Any:
+        """ReLU; in a training step tanh-GELU, whose slope does not jump at 0 (a jump makes the
+        gradient a decision taken from a computed float: see ``blocks_layers.KINKED``)."""
+        return jax.nn.gelu(x, approximate=True) if self.training else jax.nn.relu(x)
+
     def norm(self, name: str, x: Any, kind: str) -> Any:
         """``layer`` / ``rms`` norm over features, ``batch`` over batch and positions, or ``none``;
         statistics in float32."""

@@ -160,3 +160,21 @@ def test_the_check_finds_decisions_taken_from_the_stream():
     ids = jnp.arange(8, dtype=jnp.int32) % 3
     assert not found(lambda x: jnp.take(x, ids, axis=1) * lax.switch(ids[0], [jnp.sin, jnp.cos], x))
     assert not found(lambda x: lax.fori_loop(0, 3, lambda i, c: c * 0.5, x))
+
+
+def test_activations_are_continuous_and_training_ones_have_no_kink():
+    """Every activation's value, and in a training step its slope, moves by no more than
+    rounding when its input does (around 0 and +-1, where the table's kinks were)."""
+    from xla_gym_datasets.generator.blocks_layers import ACTIVATIONS, KINKED
+
+    points = jnp.array([-1.0, 0.0, 1.0], jnp.float32)
+    h = 1e-4
+    for name, fn in sorted(ACTIVATIONS.items()):
+        jump = jnp.abs(fn(points + h) - fn(points - h))
+        assert float(jnp.max(jump)) < 10 * h, f"{name} jumps: {jump}"
+        if name in KINKED:
+            continue
+        slope = jax.vmap(jax.grad(lambda v, f=fn: f(v)))
+        kink = jnp.abs(slope(points + h) - slope(points - h))
+        assert float(jnp.max(kink)) < 1e-2, f"{name}'s slope jumps: {kink}"
+    assert KINKED <= set(ACTIVATIONS)

@@ -22,7 +22,9 @@ __all__ = ["JAXLIB_VERSION", "ENGINE_SEMANTICS_VERSION", "semantics_key"]
 JAXLIB_VERSION = "0.10.2"
 #: Bumped whenever the engine's results change for the same jaxlib (how a
 #: step runs a pass, normalization): stored experience keys on it.
-ENGINE_SEMANTICS_VERSION = 1
+#: 2: constants of more than 10 elements are written out in full (they were
+#: ``{...}``, which the parser reads back as garbage: ``passes/jaxlib.py``).
+ENGINE_SEMANTICS_VERSION = 2
 
 
 def semantics_key() -> str:

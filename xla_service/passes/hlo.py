@@ -59,7 +59,7 @@ def _from_mlir(mlir: Any) -> str:
         )
     except Exception as e:  # jaxlib raises JaxRuntimeError: the module is inconsistent
         raise HloParseError(f"XLA rejects this module: {_xla_message(e)}") from None
-    return canonicalize_computation_names(str(computation.as_hlo_text()))
+    return canonicalize_computation_names(str(computation.as_hlo_text(print_large_constants=True)))
 
 
 def round_trip(text: str) -> str:

@@ -7,6 +7,7 @@ rule in ``count.py``.
 """
 from __future__ import annotations
 
+import os
 import re
 import zlib
 
@@ -23,6 +24,7 @@ from xla_service.passes.compile import (
 from xla_service.passes.count import count_opcodes, count_through_xla
 from xla_service.passes.dumps import default_pipeline_dump, read_pass_dumps
 from xla_service.passes.hlo import normalize, normalized, parse
+from xla_service.passes.jaxlib import LARGE_CONSTANTS_FLAG
 
 __all__ = [
     "parse",
@@ -40,6 +42,7 @@ __all__ = [
 ]
 
 _ENTRY = re.compile(r"^\s*ENTRY\s", re.M)
+_ELIDED = re.compile(r"\bconstant\(\{\.\.\.\}\)")
 
 
 def analyze(text: str) -> Analysis:
@@ -84,7 +87,7 @@ def finish_pass(
     if dumps.result_path is None:
         return None
     with open(dumps.result_path) as f:
-        return load(f.read())
+        return load(_complete(f.read(), dumps.result_path))
 
 
 def run_pass(
@@ -110,7 +113,17 @@ def finish_default(dump_dir: str, error: str | None = None) -> Analysis:
         crashed.transient = not error  # type: ignore[attr-defined]
         raise crashed
     with open(path) as f:
-        return load(f.read())
+        return load(_complete(f.read(), path))
+
+
+def _complete(text: str, path: str) -> str:
+    """A dump's text, refused if XLA elided a constant (``jaxlib.LARGE_CONSTANTS_FLAG``)."""
+    if _ELIDED.search(text):
+        raise PassCrashedError(
+            f"XLA wrote a constant as {{...}} in {os.path.basename(path)}: expected every constant in full "
+            f"(XLA_FLAGS must hold {LARGE_CONSTANTS_FLAG} before jax starts its backend)"
+        )
+    return text
 
 
 def default_pipeline(
