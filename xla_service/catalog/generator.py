@@ -31,8 +31,9 @@ __all__ = [
 #: The dataset, in CompilerGym's ``generator://`` convention.
 DATASET = "generator://xla-random-v0"
 #: The generator's version: a new version may draw other programs for the same seed.
-#: 2: discrete decisions (branches, offsets, routes, sort keys, trip counts) come from
-#: integer inputs, never from computed floats (``Ctx.decision``).
+#: 2: numerically sound by construction (datasets/README.md): discrete decisions come from
+#: inputs (``Ctx.decision``), training steps have no kinked activations, the classify head
+#: normalizes.
 VERSION = 2
 #: Seeds are unsigned 32-bit integers, as CompilerGym's generator datasets take.
 MAX_SEED = 2**32 - 1
