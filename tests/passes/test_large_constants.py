@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pytest
 
-from xla_service.errors import PassCrashedError
+from xla_service.errors import HloParseError, PassCrashedError
 from xla_service.passes.engine import Engine
 
 
@@ -75,3 +75,9 @@ def test_a_dump_with_an_elided_constant_is_refused_with_the_flag_to_set(tmp_path
     dump.write_text(_folded_pad(17).replace("constant({3})", "constant({...})"))
     with pytest.raises(PassCrashedError, match="--xla_dump_large_constants=true"):
         xla._complete(dump.read_text(), str(dump))
+
+
+def test_a_module_that_elides_a_constant_is_refused_at_load(engine):
+    elided = _folded_pad(17).replace("constant({3})", "constant({...})")
+    with pytest.raises(HloParseError, match=r"elides a constant's values at line 4 .*print_large_constants=True"):
+        engine.load(elided)

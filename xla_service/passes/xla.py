@@ -56,12 +56,20 @@ def load(text: str) -> Analysis:
 
     The text must name its ENTRY computation: without one XLA takes the last
     computation for the entry, so a truncated module would load as another
-    program.
+    program. Nor may it elide a constant's values (``constant({...})``: XLA's
+    parser would make them up).
     """
     if text.strip() and not _ENTRY.search(text):
         raise HloParseError(
             "HLO module has no ENTRY computation: expected one, got none "
             "(is the text truncated?)"
+        )
+    if m := _ELIDED.search(text):
+        line = text.count("\n", 0, m.start()) + 1
+        raise HloParseError(
+            f"HLO module elides a constant's values at line {line} (constant({{...}})): expected every "
+            "constant written out (print the module with print_large_constants=True, or dump it with "
+            f"XLA_FLAGS={LARGE_CONSTANTS_FLAG})"
         )
     fixpoint, module, mlir = normalized(text)  # no third parse to count opcodes
     return Analysis(
