@@ -20,7 +20,7 @@ from leaderboard.agents.world_model.data import (
 )
 from leaderboard.agents.world_model.evaluate import drift, model_metrics
 from leaderboard.agents.world_model.evaluate import main as evaluate_main
-from leaderboard.agents.world_model.model import Prediction, WorldModel, fit
+from leaderboard.agents.world_model.model import Prediction, WorldModel, fit, loss, targets
 from leaderboard.agents.world_model.policy import WorldModelPolicy, from_env
 from leaderboard.agents.world_model.train import parse_args, train
 
@@ -77,13 +77,26 @@ def test_store_export_reads_as_transitions(real_data, tmp_path):
     assert np.allclose(op_counts(exported.state) - op_counts(exported.next_state), exported.reward, atol=1e-2)
 
 
+def _loss_on(model: WorldModel, data: Transitions) -> dict[str, float]:
+    """The training loss on all of ``data``, averaged over the ensemble's members."""
+    batch = targets(data)
+    with torch.no_grad():
+        parts = [loss(member, batch)[1] for member in model.members]
+    return {k: float(np.mean([p[k] for p in parts])) for k in parts[0]}
+
+
 def test_model_loss_goes_down_and_heldout_metrics(real_data):
     torch.manual_seed(0)
     train_part, held = real_data.split(0.25, seed=0)
     model = WorldModel(members=2, hidden=64)
-    history = fit(model, torch.optim.Adam(model.parameters(), 3e-3), train_part, 40, 32, torch.Generator().manual_seed(0))
-    assert history[-1]["loss"] < 0.5 * history[0]["loss"]
-    assert history[-1]["changed_bce"] < history[0]["changed_bce"]
+    before = _loss_on(model, train_part)
+    history = fit(model, torch.optim.Adam(model.parameters(), 3e-3), train_part, 80, 32, torch.Generator().manual_seed(0))
+    assert len(history) == 80 and set(history[0]) == set(before)
+    # Per-epoch figures are bootstrap minibatch estimates (noisy on a few changed rows):
+    # judge the fit by the loss on all of the training data, before and after.
+    after = _loss_on(model, train_part)
+    assert after["loss"] < 0.6 * before["loss"]
+    assert after["changed_bce"] < 0.5 * before["changed_bce"]
     metrics = model_metrics(model, held)
     for key in ("changed_precision", "changed_recall", "changed_accuracy"):
         assert 0.0 <= metrics[key] <= 1.0
