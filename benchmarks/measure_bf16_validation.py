@@ -28,7 +28,7 @@ ALTERATIONS = [("one multiply made an add", " multiply(", " add("), ("one expone
 
 
 def _outputs(text: str, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    return [o.astype(np.float64) for o in observe._outputs(observe._compiled(text)[1], inputs)]
+    return [o.astype(np.float64) for o in observe.outputs(observe.compiled(text)[1], inputs)]
 
 
 def main() -> None:
@@ -45,7 +45,7 @@ def main() -> None:
         state = original
         for name in args.passes.split():
             state = engine.apply(state, name)
-        inputs = observe.make_inputs(observe._compiled(original.text)[0], seed=0)
+        inputs = observe.make_inputs(observe.compiled(original.text)[0], seed=0)
         wide = [x.astype(np.float32) if x.dtype.itemsize < 4 and is_inexact(x.dtype) else x for x in inputs]
         expected, reference = _outputs(original.text, inputs), _outputs(widen(original.text), wide)
         rtol, atol = tolerance("float32")

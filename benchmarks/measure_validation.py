@@ -186,7 +186,8 @@ def run_results(engine: Engine, pairs: list[tuple[str, str, str]]) -> list[dict[
 def before_after(module: str, passes: list[str], candidates: int, engine: Engine) -> dict[str, list[float]]:
     """Validation seconds of the old and the new validator on the same candidates
     (distinct states along ``passes``), alternately, in this process."""
-    from xla_service.passes import observe
+    from xla_service.passes import observe, validation
+    from xla_service.passes.compare import compare_outputs
 
     _, text = module_text(module)
     original = engine.load(text)
@@ -201,14 +202,14 @@ def before_after(module: str, passes: list[str], candidates: int, engine: Engine
     states = states[:candidates]
 
     def old(current: str) -> None:  # the validator before this work, step by step
-        computation, executable = observe._compiled(original.text)
+        computation, executable = observe.compiled(original.text)
         inputs = observe.make_inputs(computation, 0)
-        expected = observe._outputs(executable, inputs)
-        observe.compare_outputs(expected, observe._outputs(executable, inputs))
-        observe.compare_outputs(expected, observe._outputs(observe._compiled(current)[1], inputs))
+        expected = observe.outputs(executable, inputs)
+        compare_outputs(expected, observe.outputs(executable, inputs))
+        compare_outputs(expected, observe.outputs(observe.compiled(current)[1], inputs))
 
     def new(current: str) -> None:
-        assert observe.validate(original.text, current, 0)["status"] == "ok"
+        assert validation.validate(original.text, current, 0)["status"] == "ok"
 
     times: dict[str, list[float]] = {"before": [], "after": []}
     old(original.text)  # both start with the original compiled (the old cache kept executables too)

@@ -163,12 +163,12 @@ def test_gelu_with_logistic_for_tanh_fails_validation(env):
     """The saturation case: inputs uniform in [0, 1) (one draw, what validation
     drew before) saturate the GELU, where tanh and logistic agree; inputs drawn
     from each parameter's use (docs/validation.md) keep it sensitive."""
-    from xla_service.passes import observe  # jax is imported here anyway
+    from xla_service.passes import validation  # jax is imported here anyway
 
     hlo = reset_to_transformer_block(env)
     altered = hlo.replace(" tanh(", " logistic(")
     assert altered != hlo
-    assert observe.validate(hlo, altered, 0, 1, "uniform")["status"] == "ok"
+    assert validation.validate(hlo, altered, 0, 1, "uniform")["status"] == "ok"
     env.send_param("xla.debug.set_module", altered)
     errors = env.benchmark.validate(env)
     assert errors and errors[0].type.startswith("Output mismatch: output 0 (float32[8,128]) differs in")

@@ -107,7 +107,7 @@ RUNTIME_WARMUP = 1
 #: that computes in one of them is validated at its tolerance (every output,
 #: float32 ones included), since a pass may legally change the rounding of
 #: its intermediates (``compute_dtype``); outputs that still differ must agree
-#: once both modules are widened to float32 (``observe.validate``).
+#: once both modules are widened to float32 (``validation.validate``).
 NARROW_HLO_FLOATS: dict[str, str] = {"bf16": "bfloat16", "f16": "float16"}
 
 

@@ -6,8 +6,11 @@ narrowest float type the module computes in if that is looser (a bf16
 training step's float32 outputs carry bf16 rounding); integers and booleans
 must be equal. A mismatch names the output, the largest difference and where.
 Such a module whose outputs still differ is given a second, stricter look
-(``observe.validate``): both modules are widened to float32 (``widen``) and
-must then agree at float32 tolerance, i.e. compute the same arithmetic.
+(``validation.validate``): both modules are widened to float32 (``widen``) and
+must then agree at float32 tolerance, i.e. compute the same arithmetic. A
+float32 module gets the same look one step up (``widen_to_float64``): its
+own float32 rounding can exceed float32 tolerance where an output is a small
+difference of large terms (a training step's gradients).
 """
 from __future__ import annotations
 
@@ -25,9 +28,13 @@ __all__ = [
     "describe",
     "is_inexact",
     "widen",
+    "widen_to_float64",
 ]
 
 _F8 = re.compile(r"\bf8e\w*\[")
+_SINGLE = re.compile(r"\b(f32|c64)\[")
+_CPU_TOPK = 'custom_call_target="TopK"'  # what XLA's default pipeline makes of topk
+_INSTRUCTION = re.compile(r"^(\s*)(ROOT )?(%?[\w.\-]+) = (\([^()]*\)|\S+) ([\w\-]+)\((.*)$")
 _NARROW = re.compile(r"\b(?:" + "|".join(NARROW_HLO_FLOATS) + r"|f8e\w*)\[")
 
 
@@ -63,6 +70,60 @@ def compute_dtype(hlo_text: str) -> str:
 def widen(hlo_text: str) -> str:
     """The module with every narrow float element type (bf16, f16, f8) made f32."""
     return _NARROW.sub("f32[", hlo_text)
+
+
+def _double(text: str) -> str:
+    return _SINGLE.sub(lambda t: "f64[" if t[1] == "f32" else "c128[", text)
+
+
+def widen_to_float64(hlo_text: str) -> str:
+    """The module with every ``f32`` element type made ``f64`` (``c64``: ``c128``).
+
+    ``bitcast-convert`` reads and writes bits of a given width, so where its
+    operand or result was float32 it stays float32: the widened operand is
+    converted to float32 first, the float32 result to float64 after. So does
+    ``topk`` (and the ``TopK`` custom call XLA makes of it), which XLA's CPU
+    backend runs on float32 only.
+    """
+    lines = hlo_text.split("\n")
+    types = {m[3]: m[4] for m in map(_INSTRUCTION.match, lines) if m}
+    out = []
+    for line in lines:
+        m = _INSTRUCTION.match(line)
+        if m and m[4].startswith("(f32[") and (m[5] == "topk" or _CPU_TOPK in m[6]):
+            out.extend(_float32_topk(m, types))
+            continue
+        if not m or m[5] != "bitcast-convert":
+            out.append(_double(line))
+            continue
+        indent, root, name, result, _, rest = m.groups()
+        operand, tail = rest.split(")", 1)
+        source = operand.split()[-1]
+        if _SINGLE.match(types.get(source, "")):
+            out.append(f"{indent}{name}.bits = {types[source]} convert({source})")
+            source = f"{name}.bits"
+        if _SINGLE.match(result):
+            out.append(f"{indent}{name}.bits_out = {result} bitcast-convert({source}){tail}")
+            out.append(f"{indent}{root or ''}{name} = {_double(result)} convert({name}.bits_out)")
+        else:
+            out.append(f"{indent}{root or ''}{name} = {result} bitcast-convert({source}){tail}")
+    return "\n".join(out)
+
+
+def _float32_topk(m: re.Match[str], types: dict[str, str]) -> list[str]:
+    """A float32 ``topk`` kept in a float64 module: its operand narrowed, its values widened."""
+    indent, root, name, result, opcode, rest = m.groups()
+    operand, tail = rest.split(")", 1)
+    source = operand.split()[-1]
+    values, indices = result[1:-1].split(", ", 1)
+    return [
+        f"{indent}{name}.in = {types.get(source, values)} convert({source})",
+        f"{indent}{name}.out = {result} {opcode}({name}.in){tail}",
+        f"{indent}{name}.values = {values} get-tuple-element({name}.out), index=0",
+        f"{indent}{name}.wide = {_double(values)} convert({name}.values)",
+        f"{indent}{name}.indices = {indices} get-tuple-element({name}.out), index=1",
+        f"{indent}{root or ''}{name} = ({_double(values)}, {indices}) tuple({name}.wide, {name}.indices)",
+    ]
 
 
 def compare_output(

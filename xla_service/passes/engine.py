@@ -244,7 +244,7 @@ class Engine:
         return list(self._call("runtime", state.text, repetitions, seed, what="measuring the runtime"))
 
     def validate(self, original: Analysis, current: Analysis, seed: int) -> dict[str, object]:
-        """Execute both on the same seeded inputs and compare (see ``observe.validate``)."""
+        """Execute both on the same seeded inputs and compare (see ``validation.validate``)."""
         return dict(self._call("validate", original.text, current.text, seed, what="validating"))
 
     # ---------------------------------------------------------------- workers

@@ -1,6 +1,6 @@
 """Validation inputs: seeded draws that keep a module's activations sensitive.
 
-NumPy only (no jax): ``observe.validate`` passes the entry parameters' NumPy
+NumPy only (no jax): ``validation.validate`` passes the entry parameters' NumPy
 dtypes and dimensions. One *draw* is one argument per entry parameter;
 ``draws(text, shapes, seed)`` makes ``DRAWS`` of them, with seeds ``seed``,
 ``seed + 1``, ... A draw is a function of its seed alone: parameter ``i``

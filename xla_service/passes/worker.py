@@ -99,7 +99,11 @@ def _test_hooks() -> dict[str, Callable[..., Any]]:
 
 
 def _observe_handlers() -> dict[str, Callable[..., Any]]:
-    from xla_service.passes import hlo_graph, observe  # imports jax: only here, in the worker
+    from xla_service.passes import (  # imports jax: only here, in the worker
+        hlo_graph,
+        observe,
+        validation,
+    )
 
     return {
         "cost_analysis": observe.cost_analysis,
@@ -107,7 +111,7 @@ def _observe_handlers() -> dict[str, Callable[..., Any]]:
         "hlo_graph_arrays": lambda text: hlo_graph.pack(json.loads(observe.hlo_graph(text))),
         "hlo_proto": observe.hlo_proto,
         "runtime": observe.runtime,
-        "validate": observe.validate,
+        "validate": validation.validate,
     }
 
 
