@@ -91,7 +91,7 @@ def widen_to_float64(hlo_text: str) -> str:
     for line in lines:
         m = _INSTRUCTION.match(line)
         if m and m[4].startswith("(f32[") and (m[5] == "topk" or _CPU_TOPK in m[6]):
-            out.extend(_float32_topk(m, types))
+            out.extend(_float32_topk(m, types) or [_double(line)])
             continue
         if not m or m[5] != "bitcast-convert":
             out.append(_double(line))
@@ -111,13 +111,16 @@ def widen_to_float64(hlo_text: str) -> str:
 
 
 def _float32_topk(m: re.Match[str], types: dict[str, str]) -> list[str]:
-    """A float32 ``topk`` kept in a float64 module: its operand narrowed, its values widened."""
+    """A float32 ``topk`` kept in a float64 module: its operand narrowed, its values
+    widened (none if the operand's type is not known: the line is widened as it is)."""
     indent, root, name, result, opcode, rest = m.groups()
     operand, tail = rest.split(")", 1)
     source = operand.split()[-1]
     values, indices = result[1:-1].split(", ", 1)
+    if source not in types:
+        return []
     return [
-        f"{indent}{name}.in = {types.get(source, values)} convert({source})",
+        f"{indent}{name}.in = {types[source]} convert({source})",
         f"{indent}{name}.out = {result} {opcode}({name}.in){tail}",
         f"{indent}{name}.values = {values} get-tuple-element({name}.out), index=0",
         f"{indent}{name}.wide = {_double(values)} convert({name}.values)",
