@@ -82,7 +82,10 @@ def test_a_waiting_caller_is_woken_when_a_worker_settles(tmp_path):
             t.join()
         started = time.monotonic()
         engine.load(SMALL.replace("small", "woken"))
-        assert time.monotonic() - started < 0.45  # before preemption (0.5 s) would kick in
+        # Not left waiting for the 30 s tail, and not served by preempting it
+        # (after 0.5 s): woken by the worker that settled. (A bound of 0.45 s on
+        # the load itself failed on a loaded machine: the parse alone took longer.)
+        assert time.monotonic() - started < 10.0
         assert engine.stats()["workers_preempted"] == 0
     finally:
         engine.close()
