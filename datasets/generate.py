@@ -280,18 +280,17 @@ def write_manifest(path: Path, family: str, entries: list[dict], failures: list[
     counts = {s: 0 for s in splits.SPLITS}
     for e in entries:
         counts[e["split"]] += 1
-    axis, validation, test = splits.RULES[family]
+    if family in splits.HELD_OUT_FAMILIES:
+        split_rule: dict[str, Any] = {"axis": "family", "heldout": "every configuration"}
+    else:
+        axis, validation, test = splits.RULES[family]
+        split_rule = {"axis": axis, "validation": list(validation), "test": list(test)}
     manifest = {
         "suite": suite_name(family),
         "family": family,
         "generator": "datasets/generate.py",
         "op_count_rule": OP_COUNT_RULE,
-        "split_rule": {
-            "axis": axis,
-            "validation": list(validation),
-            "test": list(test),
-            "doc": "datasets/splits.py",
-        },
+        "split_rule": {**split_rule, "doc": "datasets/splits.py"},
         "counts": counts,
         "benchmarks": sorted(entries, key=lambda e: e["name"]),
         "failures": sorted(failures, key=lambda e: e["name"]),
@@ -398,7 +397,7 @@ def run_family(family: str, args, pool) -> dict[str, Any]:
 def summarize(out: Path, families: list[str]) -> None:
     """Print a table of the generated suites from their manifests."""
     print(
-        "suite            graphs  train  valid   test  failed  ops min/median/max   "
+        "suite            graphs  train  valid   test  h.out  failed  ops min/median/max   "
         "default ops median  size on disk"
     )
     total_graphs = total_bytes = 0
@@ -414,13 +413,13 @@ def summarize(out: Path, families: list[str]) -> None:
         size = sum(p.stat().st_size for p in suite.iterdir() if p.is_file())
         c = manifest["counts"]
         print(
-            f"{suite_name(family):<16} {len(b):>6} {c['train']:>6} {c['validation']:>6} {c['test']:>6}"
+            f"{suite_name(family):<16} {len(b):>6} {c['train']:>6} {c['validation']:>6} {c['test']:>6} {c.get('heldout', 0):>6}"
             f" {len(manifest['failures']):>7}  {ops[0]:>5}/{ops[len(ops) // 2]:>5}/{ops[-1]:>5}"
             f"   {dops[len(dops) // 2]:>17}  {size / 1e6:>8.2f} MB"
         )
         total_graphs += len(b)
         total_bytes += size
-    print(f"{'total':<16} {total_graphs:>6}{'':>58}{total_bytes / 1e6:>8.2f} MB")
+    print(f"{'total':<16} {total_graphs:>6}{'':>65}{total_bytes / 1e6:>8.2f} MB")
 
 
 def main(argv: list[str] | None = None) -> int:

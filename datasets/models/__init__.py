@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import importlib
 
-FAMILIES = ("gpt2", "bert", "resnet", "rnn", "vit", "moe")
+#: The six training families, then the two held out whole (``splits.HELD_OUT_FAMILIES``).
+FAMILIES = ("gpt2", "bert", "resnet", "rnn", "vit", "moe", "unet", "ssm")
 
 
 def get_family(name: str):

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 from xla_gym_datasets.check_env import check
 
+from xla_service.env.datasets import SPLITS, split_benchmark_uris
+
 ROOT = Path(__file__).resolve().parents[2] / "datasets"
 MANIFESTS = {p.parent.name: json.loads(p.read_text()) for p in sorted(ROOT.glob("xla-*/manifest.json"))}
 
@@ -18,6 +20,23 @@ def test_six_suites_with_at_least_300_graphs():
     assert len(MANIFESTS) >= 6
     assert sum(len(m["benchmarks"]) for m in MANIFESTS.values()) >= 300
     assert len(MANIFESTS["xla-gpt2-v0"]["benchmarks"]) >= 150
+
+
+def test_heldout_split_is_the_heldout_families_and_nothing_else():
+    from xla_gym_datasets.splits import HELD_OUT_FAMILIES
+
+    heldout = split_benchmark_uris("heldout")
+    assert heldout, "no held-out benchmarks"
+    assert {u.split("/")[2] for u in heldout} == {f"xla-{f}-v0" for f in HELD_OUT_FAMILIES}
+    for split in ("train", "validation", "test"):
+        suites = {u.split("/")[2] for u in split_benchmark_uris(split)}
+        assert not suites & {f"xla-{f}-v0" for f in HELD_OUT_FAMILIES}, split
+
+
+def test_naming_a_heldout_suite_with_a_training_split_says_which_split_it_has():
+    with pytest.raises(LookupError, match="xla-unet-v0 has no 'train' split.*'heldout'"):
+        split_benchmark_uris("train", ["xla-unet-v0"])
+    assert len(split_benchmark_uris("heldout", ["benchmark://xla-ssm-v0"])) == 16
 
 
 def test_env_datasets_match_the_manifests():
@@ -29,7 +48,7 @@ def test_env_datasets_match_the_manifests():
             assert dataset.size == len(manifest["benchmarks"])
             uris = set(dataset.benchmark_uris())
             assert uris == {b["uri"] for b in manifest["benchmarks"]}
-            for split in ("train", "validation", "test"):
+            for split in SPLITS:
                 assert len(dataset.split_uris(split)) == manifest["counts"][split]
             benchmark = dataset.random_benchmark(np.random.default_rng(0))
             assert benchmark.uri in uris

@@ -70,15 +70,19 @@ def test_config_names_are_unique_and_encode_the_config(family):
 # ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("family", FAMILIES)
+TRAINING_FAMILIES = [f for f in FAMILIES if f not in splits.HELD_OUT_FAMILIES]
+
+
+@pytest.mark.parametrize("family", TRAINING_FAMILIES)
 def test_split_holds_out_whole_axis_values(family):
     configs = get_family(family).configs()
     axis = splits.split_axis(family)
-    values = {s: set() for s in splits.SPLITS}
+    values: dict[str, set] = {s: set() for s in splits.SPLITS}
     for c in configs:
         values[splits.split(family, c)].add(getattr(c, axis))
-    for s in splits.SPLITS:
+    for s in ("train", "validation", "test"):
         assert values[s], f"{family}: empty {s} split"
+    assert not values["heldout"], f"{family} is a training family: nothing is held out whole"
     assert not values["train"] & values["test"]
     assert not values["train"] & values["validation"]
     assert not values["validation"] & values["test"]
@@ -86,6 +90,12 @@ def test_split_holds_out_whole_axis_values(family):
     train = {c for c in configs if splits.split(family, c) == "train"}
     test = {c for c in configs if splits.split(family, c) == "test"}
     assert not train & test
+
+
+@pytest.mark.parametrize("family", splits.HELD_OUT_FAMILIES)
+def test_heldout_family_is_held_out_whole(family):
+    assert family in FAMILIES and family not in splits.RULES
+    assert {splits.split(family, c) for c in get_family(family).configs()} == {"heldout"}
 
 
 def test_split_is_deterministic():

@@ -30,7 +30,7 @@ __all__ = [
     "split_benchmark_uris",
 ]
 
-SPLITS = ("train", "validation", "test")
+SPLITS = ("train", "validation", "test", "heldout")
 
 _DESCRIPTIONS = {
     "gpt2": "GPT-2 training steps and inference graphs over a grid of configurations",
@@ -39,6 +39,8 @@ _DESCRIPTIONS = {
     "rnn": "Recurrent models through lax.scan (while loops)",
     "vit": "Vision transformer training steps and inference",
     "moe": "Mixture-of-experts routing: top-k, sort, gather, scatter, control flow",
+    "unet": "DDPM U-Net denoisers with skip connections (held out from all training)",
+    "ssm": "Mamba-style selective state-space models, scan and associative scan (held out)",
 }
 
 
@@ -104,10 +106,11 @@ class XlaDataset(Dataset):
         return make_validatable(Benchmark.from_file_contents(str(uri), data))
 
     def split_uris(self, split: str) -> list[str]:
-        """The URIs of one split: ``"train"``, ``"validation"`` or ``"test"``.
+        """The URIs of one split: ``"train"``, ``"validation"``, ``"test"`` or ``"heldout"``.
 
         Splits hold out whole configurations (``datasets/splits.py``): agents
-        train on ``train`` and are evaluated on ``test`` only.
+        train on ``train`` and are evaluated on ``test``; ``heldout`` holds the
+        families no agent trains on (every configuration of them).
         """
         if split not in SPLITS:
             raise ValueError(f"Unknown split: expected one of {SPLITS}, got {split!r}")
@@ -131,7 +134,9 @@ def get_xla_datasets(root: Path | None = None) -> list[XlaDataset | GeneratorDat
 def split_benchmark_uris(split: str, datasets: list[str] | None = None) -> list[str]:
     """The URIs of ``split`` over the named suites (default: every suite).
 
-    ``datasets`` names suites as ``"xla-gpt2-v0"`` or ``"benchmark://xla-gpt2-v0"``.
+    ``datasets`` names suites as ``"xla-gpt2-v0"`` or ``"benchmark://xla-gpt2-v0"``;
+    a named suite without benchmarks in ``split`` is a ``LookupError`` naming the
+    splits it has (e.g. the held-out families have only ``"heldout"``).
     """
     suites = {d.name.split("://")[-1]: d for d in get_xla_datasets() if isinstance(d, XlaDataset)}
     names = [n.split("://")[-1] for n in datasets] if datasets else sorted(suites)
@@ -147,5 +152,12 @@ def split_benchmark_uris(split: str, datasets: list[str] | None = None) -> list[
                 f"Unknown dataset {name!r}: expected one of {sorted(suites)}."
                 f"{close_matches(name, suites)}"
             )
-        uris += suites[name].split_uris(split)
+        found = suites[name].split_uris(split)
+        if not found and datasets:
+            has = [s for s in SPLITS if suites[name].split_uris(s)]
+            raise LookupError(
+                f"{name} has no {split!r} split: expected one of its splits {has}"
+                + (" (a family held out from all training: use its 'heldout' split)" if has == ["heldout"] else "")
+            )
+        uris += found
     return uris
