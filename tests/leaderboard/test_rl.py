@@ -56,6 +56,22 @@ def test_train_tiny_budget_and_act(tmp_path, small_env, algo, extra):
     assert env.observation["OpCount"] == final
 
 
+def test_trains_on_generator_seeds_and_on_a_mix_of_suites_and_seeds(tmp_path):
+    from xla_service.gym.env import resolve_benchmarks
+
+    seeds = "generator://xla-random-v0/7-8?ops=50-300"
+    args = parse_args(
+        ["--algo=ppo", "--total-timesteps=16", "--n-steps=8", "--n-envs=1", "--episode-length=4",
+         "--dummy-vec-env", f"--datasets={seeds}", f"--out={tmp_path}"]
+    )
+    run, _ = train(args)
+    assert json.loads((run / "args.json").read_text())["train_benchmarks"] == 2
+    assert json.loads((run / "result.json").read_text())["timesteps"] >= 16
+    mixed = resolve_benchmarks(f"xla-gpt2-v0,{seeds}")
+    assert len(mixed) == 108 + 2 and mixed[0].startswith("benchmark://xla-gpt2-v0/")
+    assert mixed[-1] == "generator://xla-random-v0/8?ops=50-300"
+
+
 def test_max_minutes_stops_training_and_records_the_steps(tmp_path):
     args = parse_args(
         ["--algo=ppo", "--total-timesteps=64", "--n-steps=8", "--n-envs=1", "--episode-length=4",

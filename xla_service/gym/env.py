@@ -8,9 +8,10 @@
 It drives CompilerGym's client (``xla_service.env.XlaEnv``) over the same
 service, so the two share the engine, its cache and the experience store.
 
-- **Benchmarks**: a list of URIs, or ``"SUITE[:SPLIT],..."`` (e.g.
-  ``"xla-gpt2-v0:train,xla-bert-v0:train"``), or a single URI; a generator URI
-  names seeds (``"generator://xla-random-v0"``: every seed, drawn by the env's
+- **Benchmarks**: a list of URIs, or ``"PART,..."`` where a part is a
+  ``SUITE[:SPLIT]`` or a URI (e.g. ``"xla-gpt2-v0:train,xla-bert-v0:train"``,
+  ``"xla-unet-v0:heldout"``, ``"xla-gpt2-v0,generator://xla-random-v0/0-999"``);
+  a generator URI names seeds (``"generator://xla-random-v0"``: every seed, drawn by the env's
   seeded RNG; ``"generator://xla-random-v0/0-999"``: a range). ``reset(seed=s)``
   seeds the draw: the same seed gives the same sequence of benchmarks;
   ``reset(options={"benchmark": uri})`` picks one.
@@ -46,11 +47,13 @@ _OUTCOMES = "PassOutcomes"
 _ERROR = "PassError"
 
 
-def resolve_benchmarks(benchmarks: None | str | Sequence[str]) -> Sequence[str]:
-    """Benchmark URIs from a list, a URI, or ``"SUITE[:SPLIT],..."`` (default split: train).
+def resolve_benchmarks(benchmarks: None | str | Sequence[str], split: str = "train") -> Sequence[str]:
+    """Benchmark URIs from a list, a URI, or ``"PART,PART,..."`` where a part is a
+    ``SUITE[:SPLIT]`` (default split: ``split``) or a URI.
 
     A generator URI names seeds lazily (``env/generator.py``): ``generator://xla-random-v0``
-    every seed, ``generator://xla-random-v0/0-999`` a range (inclusive), in a list too.
+    every seed, ``generator://xla-random-v0/0-999`` a range (inclusive), in a list or
+    mixed with suites (``"xla-gpt2-v0:train,generator://xla-random-v0/0-999"``).
     """
     from xla_service.env.datasets import default_benchmark_uri, split_benchmark_uris
     from xla_service.env.generator import SeedUris, UriChain, generator_uris
@@ -62,12 +65,13 @@ def resolve_benchmarks(benchmarks: None | str | Sequence[str]) -> Sequence[str]:
     parts: list[Sequence[str]] = []
     if not isinstance(benchmarks, str):
         parts = [generator_uris(str(b)) or [str(b)] for b in benchmarks]
-    elif "://" in benchmarks:
-        parts = [generator_uris(benchmarks) or [benchmarks]]
     else:
         for part in (p.strip() for p in benchmarks.split(",") if p.strip()):
-            suite, _, split = part.partition(":")
-            parts.append(split_benchmark_uris(split or "train", [suite]))
+            if "://" in part:
+                parts.append(generator_uris(part) or [part])
+            else:
+                suite, _, suite_split = part.partition(":")
+                parts.append(split_benchmark_uris(suite_split or split, [suite]))
     uris: Sequence[str] = parts[0] if len(parts) == 1 else UriChain(parts)
     if not uris:
         raise ValueError(f"Expected at least one benchmark, got none from {benchmarks!r}")

@@ -39,7 +39,7 @@ __all__ = ["Args", "latest_checkpoint", "parse_args", "run_name", "train"]
 @dataclass
 class Args:
     benchmarks: str = "xla-gpt2-v0:train"
-    """benchmarks to train on: SUITE:SPLIT,... (e.g. the mixed split xla-bert-v0:train,xla-gpt2-v0:train,...) or one URI"""
+    """benchmarks to train on: SUITE[:SPLIT] (default train) and URIs, comma-separated (e.g. the mixed split xla-bert-v0:train,xla-gpt2-v0:train,..., or generator://xla-random-v0/0-9999)"""
     max_train_benchmarks: int = 0
     """if > 0, train on the first N of them only"""
     seed: int = 0
@@ -113,10 +113,15 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
 
 
 def run_name(args: Args) -> str:
-    """``gnn-gpt2-seed0`` for one suite, ``gnn-mixed-seed0`` for several, ``gnn-custom-seed0`` otherwise."""
-    suites = {p.split(":")[0].strip() for p in args.benchmarks.split(",") if p.strip()}
-    if "://" in args.benchmarks:
+    """``gnn-gpt2-seed0`` for one suite, ``gnn-generator-seed0`` for generator seeds alone,
+    ``gnn-mixed-seed0`` for several of these, ``gnn-custom-seed0`` for other URIs."""
+    parts = [p.strip() for p in args.benchmarks.split(",") if p.strip()]
+    suites = {p.split(":")[0] for p in parts}
+    generated = [p for p in parts if p.startswith("generator://")]
+    if any("://" in p for p in parts if p not in generated):
         tag = "custom"
+    elif generated and len(parts) == len(generated):
+        tag = "generator"
     elif len(suites) == 1:
         tag = next(iter(suites)).removeprefix("xla-").removesuffix("-v0")
     else:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ def _env_creator(config: dict[str, Any]) -> Any:
     return RlFeatures(env, config["cost_features"])
 
 
-def train_rllib(args: Any, benchmarks: list[str], run: Path) -> dict[str, Any]:
+def train_rllib(args: Any, benchmarks: Sequence[str], run: Path) -> dict[str, Any]:
     """Train PPO with ``args.num_env_runners`` env runners; returns the run's result record."""
     import ray
     from ray.rllib.algorithms.ppo import PPOConfig

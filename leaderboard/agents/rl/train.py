@@ -54,7 +54,8 @@ class Args:
     cost_in_value_only: bool = False
     """with cost_features: let only the value function see them (the actor sees zeros)"""
     datasets: str = "xla-gpt2-v0"
-    """comma-separated suites whose train split to train on"""
+    """comma-separated suites whose train split to train on (SUITE:SPLIT for another split), and
+    generator URIs, e.g. generator://xla-random-v0/0-9999, alone or mixed with suites"""
     max_train_benchmarks: int = 0
     """if > 0, train on the first N train benchmarks only"""
     learning_rate: float = 3e-4
@@ -99,7 +100,7 @@ def run_name(args: Args) -> str:
     return f"{args.algo}{backend}-{args.reward_space}{features}-seed{args.seed}"
 
 
-def _env_factory(args: Args, benchmarks: list[str], rank: int, log_dir: Path) -> Callable[[], Any]:
+def _env_factory(args: Args, benchmarks: Sequence[str], rank: int, log_dir: Path) -> Callable[[], Any]:
     def make() -> Any:
         import gymnasium
         from stable_baselines3.common.monitor import Monitor
@@ -147,12 +148,14 @@ def train(args: Args) -> tuple[Path, Any]:
     from stable_baselines3.common.callbacks import CheckpointCallback
     from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv
 
-    from xla_service.env.datasets import split_benchmark_uris
+    from xla_service.gym.env import resolve_benchmarks
 
     random.seed(args.seed)
     np.random.seed(args.seed)
     torch.manual_seed(args.seed)
-    benchmarks = sorted(split_benchmark_uris("train", args.datasets.split(",")))
+    benchmarks: Sequence[str] = resolve_benchmarks(args.datasets)
+    if isinstance(benchmarks, list):  # suites: in URI order; generator seeds stay lazy
+        benchmarks = sorted(benchmarks)
     if args.max_train_benchmarks > 0:
         benchmarks = benchmarks[: args.max_train_benchmarks]
     if not benchmarks:

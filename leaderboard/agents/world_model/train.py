@@ -53,7 +53,7 @@ __all__ = ["Args", "parse_args", "run_name", "train"]
 @dataclass
 class Args:
     benchmarks: str = "xla-gpt2-v0:train"
-    """benchmarks to collect on: SUITE:SPLIT,... or one URI"""
+    """benchmarks to collect on: SUITE[:SPLIT] (default train) and URIs, comma-separated, e.g. generator://xla-random-v0/0-999"""
     max_train_benchmarks: int = 0
     """if > 0, use the first N of them only"""
     seed: int = 0
@@ -133,7 +133,7 @@ def _env(args: Args) -> Any:
 
     from xla_service.gym.env import resolve_benchmarks
 
-    benchmarks = list(resolve_benchmarks(args.benchmarks))
+    benchmarks = resolve_benchmarks(args.benchmarks)  # generator seeds stay lazy
     if args.max_train_benchmarks > 0:
         benchmarks = benchmarks[: args.max_train_benchmarks]
     return gymnasium.make(
