@@ -11,6 +11,9 @@
   reduction of each chosen agent relative to the default pipeline's, minus one.
 - ``full_test.png``: like ``algorithms.png``, for the agents also run on the
   full test split (``FULL_RESULTS``; drawn only without ``--results``).
+- ``heldout.png``: the same for the agents run on the families held out from
+  all training (``HELDOUT_RESULTS``, against the default pipeline replayed on
+  them; drawn only without ``--results``).
 - ``ppo_enhancements.png`` (like its Figure 4): PPO against PPO with reward
   shaping and PPO with cost features in the value function.
 - ``training.png``: training curves (episode return against environment
@@ -50,7 +53,7 @@ from leaderboard.summary import (  # noqa: E402
     summarize,
 )
 
-__all__ = ["DEFAULT_RESULTS", "labelled_results", "main"]
+__all__ = ["DEFAULT_RESULTS", "FULL_RESULTS", "HELDOUT_RESULTS", "labelled_results", "main"]
 
 HERE = Path(__file__).parent
 #: label -> results CSV, the leaderboard's rows on the test sample.
@@ -73,6 +76,14 @@ FULL_RESULTS = {
     "PPO": "agents/rl/results/ppo-OpCount-seed0-test.csv",
     "PPO + shaping": "agents/rl/results/ppo-OpCountShaped-seed0-test.csv",
     "TRPO": "agents/rl/results/trpo-OpCount-seed0-test.csv",
+}
+#: label -> results CSV on the families held out from all training (split ``heldout``).
+HELDOUT_RESULTS = {
+    "default pipeline": "agents/default_pipeline/results-heldout.csv",
+    "greedy": "agents/greedy/results-heldout.csv",
+    "PPO": "agents/rl/results/ppo-OpCount-seed0-heldout.csv",
+    "PPO + shaping": "agents/rl/results/ppo-OpCountShaped-seed0-heldout.csv",
+    "TRPO": "agents/rl/results/trpo-OpCount-seed0-heldout.csv",
 }
 PPO_FAMILY = ("PPO", "PPO + shaping", "PPO + cost in value")
 PER_BENCHMARK = ("default pipeline", "greedy", "beam", "PPO")
@@ -202,7 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     paths = labelled_results(parser, args.results)
     if not paths:
         parser.error("no results files: pass --results LABEL=PATH")
-    runs = [Path(r) for r in args.runs] if args.runs else sorted((HERE / "agents/rl/runs").glob("*"))
+    runs = [Path(r) for r in args.runs] if args.runs else sorted(r.parent for r in (HERE / "agents/rl/runs").glob("*/args.json"))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     baseline = args.baseline if args.baseline != "none" else None
@@ -222,6 +233,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         figure, ax = plt.subplots(figsize=(11, 4.5))
         _bars(ax, _aggregates(full, baseline), "Agents on the full test split (106 benchmarks)", ylabel)
         _save(figure, out / "full_test.png")
+    heldout = {} if args.results else labelled_results(parser, None, HELDOUT_RESULTS)
+    heldout_baseline = HERE / HELDOUT_RESULTS["default pipeline"]
+    if heldout and heldout_baseline.is_file():
+        figure, ax = plt.subplots(figsize=(9, 4.5))
+        table = _aggregates(heldout, str(heldout_baseline) if baseline else None)
+        _bars(ax, table, "Agents on the families held out from all training", ylabel)
+        _save(figure, out / "heldout.png")
     chosen = {k: v for k, v in paths.items() if k in PER_BENCHMARK} or paths
     figure, ax = plt.subplots(figsize=(12, 5))
     _per_benchmark(ax, chosen)

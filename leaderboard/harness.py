@@ -29,7 +29,7 @@ from compiler_gym.compiler_env_state import (
 )
 from compiler_gym.envs import CompilerEnv
 
-from xla_service.env.datasets import split_benchmark_uris
+from xla_service.env.datasets import SPLITS, split_benchmark_uris
 
 __all__ = ["Policy", "REWARD_SPACE", "Remote", "add_flags", "eval_xla_opcount_policy", "load_policy", "sample_per_suite"]
 
@@ -73,14 +73,15 @@ def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--test_dataset",
         action="append",
         default=None,
-        help="suite whose test split to evaluate, e.g. xla-gpt2-v0 (repeatable; "
+        help="suite whose split (--split) to evaluate, e.g. xla-gpt2-v0 (repeatable; "
         "default: every suite)",
     )
     parser.add_argument(
         "--split",
         default="test",
-        choices=("train", "validation", "test"),
-        help="which split to evaluate (the leaderboard uses test)",
+        choices=SPLITS,
+        help="which split to evaluate (the leaderboard uses test; heldout is the families "
+        "no agent trains on)",
     )
     parser.add_argument(
         "--shard",

@@ -7,6 +7,8 @@
 #   bash leaderboard/reproduce.sh beam       # lazy beam search on the test sample
 #   bash leaderboard/reproduce.sh rl         # the six RL runs on the test sample
 #   bash leaderboard/reproduce.sh full       # PPO, PPO+shaping, TRPO on the full test split
+#   bash leaderboard/reproduce.sh heldout    # default pipeline, greedy, PPO, PPO+shaping, TRPO on the held-out families
+#   bash leaderboard/reproduce.sh generalize # PPO on GPT-2 / six families / generator / mixed, 3 seeds, test + held-out
 #   bash leaderboard/reproduce.sh runtime    # runtime search: exhaustive vs adaptive (cost model), 1 test benchmark per suite
 #   bash leaderboard/reproduce.sh rescore    # replay every results CSV under the current op count rule
 #   bash leaderboard/reproduce.sh summary    # validate + summarize every results CSV
@@ -21,6 +23,7 @@
 # 0 (`--sample 4 --sample_seed 0`, 24 benchmarks): the full test split (106
 # benchmarks) is only affordable for the default pipeline on a 2-core machine.
 set -euo pipefail
+shopt -s nullglob  # a stage's glob that matches nothing (results not made yet) loops zero times
 cd "$(dirname "$0")/.."
 PY=.venv/bin/python
 SAMPLE=(--sample 4 --sample_seed 0)
@@ -93,6 +96,38 @@ full)  # the best RL agents on the full test split (106 benchmarks, ~35 min each
         XLA_GYM_RL_RUN=$RUNS/$run evaluate $AGENTS/rl/results/$run-test.csv "leaderboard.agents.rl.policy:from_env()"
     done
     ;;
+heldout)  # the families held out from all training (split heldout: unet, ssm; 32 benchmarks)
+    evaluate $AGENTS/default_pipeline/results-heldout.csv leaderboard.agents.default_pipeline.policy:policy --split heldout
+    evaluate $AGENTS/greedy/results-heldout.csv "leaderboard.agents.greedy.policy:Greedy(max_steps=30, lazy=True)" --split heldout
+    for run in ppo-OpCount-seed0 ppo-OpCountShaped-seed0 trpo-OpCount-seed0; do
+        XLA_GYM_RL_RUN=$RUNS/$run evaluate $AGENTS/rl/results/$run-heldout.csv "leaderboard.agents.rl.policy:from_env()" --split heldout
+    done
+    ;;
+generalize)  # does training on generated programs generalize better? PPO at the RL runs' budget
+    # on four training sets, 3 seeds each, evaluated on the full test split and on the held-out
+    # families. "mixed" is the six train splits (264 graphs) and as many generator seeds.
+    # Long (about 40 min per set and seed on 2 cores), so it resumes: a finished run
+    # (model.zip) is kept, an interrupted run resumes from its last checkpoint, a results
+    # file is completed; delete them to redo. Run sets side by side
+    # with the filter: `reproduce.sh generalize six`, `reproduce.sh generalize generator`.
+    SIX=xla-bert-v0,xla-gpt2-v0,xla-moe-v0,xla-resnet-v0,xla-rnn-v0,xla-vit-v0
+    declare -A SETS=([gpt2]=xla-gpt2-v0 [six]=$SIX [generator]=generator://xla-random-v0/0-9999
+        [mixed]=$SIX,generator://xla-random-v0/0-263)
+    for seed in 0 1 2; do
+        for set in six generator mixed gpt2; do
+            run=$RUNS/generalize/$set/ppo-OpCount-seed$seed
+            [[ -f $run/model.zip ]] || train "generalize/$set/ppo-OpCount-seed$seed" --algo ppo \
+                --seed $seed --datasets "${SETS[$set]}" --out "$RUNS/generalize/$set" --resume
+            for split in test heldout; do  # --resume: runs only the benchmarks the file lacks
+                results=$AGENTS/rl/results/generalize/$set-ppo-seed$seed-$split.csv
+                want "$results" || continue
+                mkdir -p "$(dirname "$results")"
+                XLA_GYM_RL_RUN=$run $PY -m leaderboard.eval --policy "leaderboard.agents.rl.policy:from_env()" \
+                    --leaderboard_results "$results" --split $split --resume
+            done
+        done
+    done
+    ;;
 runtime)  # Chameleon-style runtime search, (a) exhaustive vs (b) adaptive on the same candidates;
     # runtimes need a quiet machine (nothing else running), so this stage runs alone
     want runtime || exit 0
@@ -111,9 +146,10 @@ summary)
     # "vs baseline": against the default pipeline replayed through the env on
     # the same benchmarks (the full test split covers the sample). Runtimes
     # need a quiet machine to mean anything: add --runtime there.
-    baseline=$AGENTS/default_pipeline/results-test.csv
-    for results in $AGENTS/*/results-*.csv $AGENTS/rl/results/*.csv; do
+    for results in $AGENTS/*/results-*.csv $AGENTS/rl/results/*.csv $AGENTS/rl/results/generalize/*.csv; do
         want "$results" || continue
+        baseline=$AGENTS/default_pipeline/results-test.csv
+        [[ $results == *-heldout.csv ]] && baseline=$AGENTS/default_pipeline/results-heldout.csv
         $PY -m leaderboard.summary "$results" --validate --baseline "$baseline" \
             --json "${results%.csv}.summary.json" | tee "${results%.csv}.summary.txt"
     done
@@ -122,6 +158,7 @@ figures)
     $PY -m leaderboard.figures
     $PY -m leaderboard.table  # the results tables of leaderboard/README.md: test sample
     $PY -m leaderboard.table --full  # and full test split
+    $PY -m leaderboard.table --heldout  # and the held-out families
     ;;
 gnn)  # the graph agent, trained as the MLP PPO (4,000 steps) on GPT-2 and on all six train splits
     GNN=$AGENTS/gnn

@@ -8,7 +8,9 @@ paper's metric), that ratio per test family, and the paper's metric per test
 family (against XLA's default, and against the replayed default pipeline). Each row comes from ``<results>.summary.json``, written by
 ``leaderboard.summary --json`` (``leaderboard/reproduce.sh summary``); an
 agent whose summary is missing is left out. ``--full``: the agents run on the
-full test split instead of the test sample.
+full test split instead of the test sample, with a column for the families held
+out from all training (split ``heldout``: ``datasets/splits.py``) where the agent
+ran on them; ``--heldout``: the tables of those runs alone.
 """
 from __future__ import annotations
 
@@ -21,13 +23,21 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from leaderboard.figures import DEFAULT_RESULTS, FULL_RESULTS, HERE, labelled_results
+from leaderboard.figures import (
+    DEFAULT_RESULTS,
+    FULL_RESULTS,
+    HELDOUT_RESULTS,
+    HERE,
+    labelled_results,
+)
 from leaderboard.summary import PAPER_MIX
 
-__all__ = ["main", "rows"]
+__all__ = ["HELDOUT", "main", "rows", "with_heldout"]
 
 AUTHOR = "xla-gym"
 DATE = "2026-11"
+#: The column of the held-out families' overall row in the full-split tables.
+HELDOUT = "held-out families"
 
 
 def rows(results: dict[str, str]) -> dict[str, dict[str, Any]]:
@@ -39,6 +49,14 @@ def rows(results: dict[str, str]) -> dict[str, dict[str, Any]]:
             data = json.loads(summary.read_text())
             out[label] = {"csv": csv, "rows": {r["name"]: r for r in data["rows"]}}
     return out
+
+
+def with_heldout(table: dict[str, dict[str, Any]], heldout: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """``table`` with each agent's held-out overall row (if it ran there) as the group ``HELDOUT``."""
+    for label, entry in table.items():
+        if label in heldout:
+            entry["rows"][HELDOUT] = heldout[label]["rows"]["overall"]
+    return table
 
 
 def _pct(value: float) -> str:
@@ -86,7 +104,7 @@ def leaderboard(table: dict[str, dict[str, Any]]) -> list[str]:
 def ratio_by_family(table: dict[str, dict[str, Any]], key: str = "vs_baseline_ratio") -> list[str]:
     """One row per agent, one column per group: the op-count ratio ``key`` with its interval."""
     groups = sorted({f for e in table.values() for f in e["rows"] if f.startswith("xla-")})
-    groups += [g for g in (PAPER_MIX, "overall") if any(g in e["rows"] for e in table.values())]
+    groups += [g for g in (PAPER_MIX, "overall", HELDOUT) if any(g in e["rows"] for e in table.values())]
     short = [g.removeprefix("xla-").removesuffix("-v0") for g in groups]
     lines = ["| Algorithm | " + " | ".join(short) + " |", "|---" * (len(groups) + 1) + "|"]
     for label, entry in table.items():
@@ -98,7 +116,7 @@ def ratio_by_family(table: dict[str, dict[str, Any]], key: str = "vs_baseline_ra
 def by_family(table: dict[str, dict[str, Any]], metric: str = "improvement") -> list[str]:
     """One row per agent, one column per family: ``metric`` of each."""
     families = sorted({f for e in table.values() for f in e["rows"] if f.startswith("xla-")})
-    families += [g for g in (PAPER_MIX, "overall") if any(g in e["rows"] for e in table.values())]
+    families += [g for g in (PAPER_MIX, "overall", HELDOUT) if any(g in e["rows"] for e in table.values())]
     short = [f.removeprefix("xla-").removesuffix("-v0") for f in families]
     lines = ["| Algorithm | " + " | ".join(short) + " |", "|---" * (len(families) + 1) + "|"]
     for label, entry in table.items():
@@ -110,11 +128,16 @@ def by_family(table: dict[str, dict[str, Any]], metric: str = "improvement") -> 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--results", action="append", default=None, metavar="LABEL=PATH", help="a results CSV (whose .summary.json is read) and its label (repeatable; default: the committed results)")
-    parser.add_argument("--full", action="store_true", help="the committed results on the full test split instead of the test sample")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--full", action="store_true", help="the committed results on the full test split instead of the test sample, with a held-out families column")
+    which.add_argument("--heldout", action="store_true", help="the committed results on the families held out from all training (split heldout)")
     args = parser.parse_args(argv)
-    table = rows(labelled_results(parser, args.results, FULL_RESULTS if args.full else DEFAULT_RESULTS))
+    defaults = FULL_RESULTS if args.full else HELDOUT_RESULTS if args.heldout else DEFAULT_RESULTS
+    table = rows(labelled_results(parser, args.results, defaults))
     if not table:
         parser.error("no summaries found: run leaderboard/reproduce.sh summary first")
+    if args.full and not args.results:
+        table = with_heldout(table, rows(labelled_results(parser, None, HELDOUT_RESULTS)))
     print("\n".join(leaderboard(table)))
     print("\nOp count against the replayed default pipeline (geomean N_replay / N_agent, 95% CI), by test family:\n")
     print("\n".join(ratio_by_family(table)))

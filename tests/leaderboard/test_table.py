@@ -65,7 +65,28 @@ def test_the_readme_tables_are_the_committed_summaries(capsys):
     from pathlib import Path
 
     readme = (Path(__file__).parents[2] / "leaderboard" / "README.md").read_text()
-    for flags in ([], ["--full"]):
+    for flags in ([], ["--full"], ["--heldout"]):
         assert table_main(flags) == 0
         missing = [line for line in capsys.readouterr().out.splitlines() if line.startswith("|") and line not in readme]
         assert not missing, f"README lacks `python -m leaderboard.table {' '.join(flags)}` lines: {missing[:3]}"
+
+
+def test_heldout_results_are_their_own_column(tmp_path, capsys):
+    """The held-out families' overall row becomes one more column of an agent's per-family rows."""
+    from leaderboard.table import HELDOUT, ratio_by_family, rows, with_heldout
+    from xla_service.env.datasets import split_benchmark_uris
+
+    unet = split_benchmark_uris("heldout", ["xla-unet-v0"])[0]
+    for name, benchmarks in (("results-t.csv", [GPT2, RESNET]), ("results-h.csv", [unet])):
+        with open(tmp_path / name, "w") as f, CompilerEnvStateWriter(f) as writer:
+            for benchmark in benchmarks:
+                writer.write_state(_state(benchmark, 1.0, 1.0))
+        summary = tmp_path / name.replace(".csv", ".summary.json")
+        assert summary_main([str(tmp_path / name), "--baseline", str(tmp_path / name), "--json", str(summary)]) == 0
+    capsys.readouterr()
+    table = with_heldout(rows({"A": str(tmp_path / "results-t.csv")}), rows({"A": str(tmp_path / "results-h.csv")}))
+    assert table["A"]["rows"][HELDOUT]["n"] == 1
+    header, _, row = ratio_by_family(table)
+    assert header.endswith("| overall | held-out families |")
+    assert row.startswith("| A | 1.000x") and row.count("1.000x") == 5  # gpt2, resnet, mix, overall, held-out
+    assert with_heldout(rows({"B": str(tmp_path / "results-t.csv")}), {})["B"]["rows"].keys() == table["A"]["rows"].keys() - {HELDOUT}

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from leaderboard.agents.arguments import dataclass_parser
+from xla_service.env.datasets import SPLITS
 
 __all__ = ["Args", "main", "parse_args", "run"]
 
@@ -105,8 +106,8 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
     """Every field of :class:`Args` as a ``--kebab-case`` flag, its docstring the help."""
     parser = dataclass_parser(Args, __doc__.splitlines()[0])
     args = Args(**vars(parser.parse_args(argv)))
-    if args.split not in ("train", "validation", "test"):
-        parser.error(f"--split: expected train, validation or test, got {args.split!r}")
+    if args.split not in SPLITS:
+        parser.error(f"--split: expected one of {', '.join(SPLITS)}, got {args.split!r}")
     if args.baseline not in ("initial", "default"):
         parser.error(f"--baseline: expected initial or default, got {args.baseline!r}")
     for name in ("candidates", "max_length", "budget", "per_round", "repetitions", "baseline_rounds", "final_rounds", "finalists"):
