@@ -53,7 +53,7 @@ from leaderboard.summary import (  # noqa: E402
     summarize,
 )
 
-__all__ = ["DEFAULT_RESULTS", "FULL_RESULTS", "HELDOUT_RESULTS", "labelled_results", "main"]
+__all__ = ["COLORS", "DEFAULT_RESULTS", "FULL_RESULTS", "HELDOUT_RESULTS", "bars", "labelled_results", "main", "rolling_returns"]
 
 HERE = Path(__file__).parent
 #: label -> results CSV, the leaderboard's rows on the test sample.
@@ -115,9 +115,16 @@ def _aggregates(paths: dict[str, str], baseline: str | None) -> dict[str, dict[s
     }
 
 
-def _bars(ax: plt.Axes, table: dict[str, dict[str, Aggregate]], title: str, ylabel: str) -> None:
+def bars(
+    ax: plt.Axes,
+    table: dict[str, dict[str, Aggregate]],
+    title: str,
+    ylabel: str,
+    totals: Sequence[str] = (PAPER_MIX, "overall"),
+) -> None:
+    """One bar per label and group (families, then ``totals``), from 1.0, with its interval."""
     groups = sorted({g for row in table.values() for g in row if g.startswith("xla-")})
-    groups += [g for g in (PAPER_MIX, "overall") if any(g in row for row in table.values())]
+    groups += [g for g in totals if any(g in row for row in table.values())]
     width = 0.8 / max(len(table), 1)
     ends: list[float] = [1.0]
     for i, (label, row) in enumerate(table.items()):
@@ -180,17 +187,23 @@ def _reward_space(run: Path) -> str:
         return "OpCount"
 
 
+def rolling_returns(run: Path, window: int = 20) -> tuple[list[int], list[float]]:
+    """A run's episodes in time order: (env steps so far, mean return of the last ``window``)."""
+    episodes = sorted(row for m in run.glob("monitor-*.csv") for row in _monitor(m))
+    steps, returns, total = [], [], 0
+    for i, (_, length, _) in enumerate(episodes):
+        total += length
+        recent = episodes[max(0, i - window + 1) : i + 1]
+        steps.append(total)
+        returns.append(sum(r for _, _, r in recent) / len(recent))
+    return steps, returns
+
+
 def _training(axes: Sequence[plt.Axes], spaces: Sequence[str], runs: Sequence[Path], window: int = 20) -> None:
     """One panel per reward space (their returns have different scales)."""
     for ax, space in zip(axes, spaces):
         for i, run in enumerate(r for r in runs if _reward_space(r) == space):
-            episodes = sorted(row for m in run.glob("monitor-*.csv") for row in _monitor(m))
-            steps, returns, total = [], [], 0
-            for i, (_, length, _) in enumerate(episodes):
-                total += length
-                recent = episodes[max(0, i - window + 1) : i + 1]
-                steps.append(total)
-                returns.append(sum(r for _, _, r in recent) / len(recent))
+            steps, returns = rolling_returns(run, window)
             ax.plot(steps, returns, label=run.name, color=COLORS[i % len(COLORS)])
         ax.set_xlabel("environment steps (all environments)")
         unit = "fraction of the initial op count" if space == "OpCount" else "operations, shaped"
@@ -221,24 +234,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     ylabel = "op count ratio N_replay / N_agent (geomean, 95% CI)" if baseline else "N_default / N_agent (geomean, 95% CI)"
 
     figure, ax = plt.subplots(figsize=(13, 5))
-    _bars(ax, table, "Agents on the test sample: > 1 is fewer ops than the baseline", ylabel)
+    bars(ax, table, "Agents on the test sample: > 1 is fewer ops than the baseline", ylabel)
     _save(figure, out / "algorithms.png")
     ppo = {k: v for k, v in table.items() if k in PPO_FAMILY}
     if ppo:
         figure, ax = plt.subplots(figsize=(9, 4.5))
-        _bars(ax, ppo, "PPO and the paper's two enhancements", ylabel)
+        bars(ax, ppo, "PPO and the paper's two enhancements", ylabel)
         _save(figure, out / "ppo_enhancements.png")
     full = {} if args.results else labelled_results(parser, None, FULL_RESULTS)
     if full:
         figure, ax = plt.subplots(figsize=(11, 4.5))
-        _bars(ax, _aggregates(full, baseline), "Agents on the full test split (106 benchmarks)", ylabel)
+        bars(ax, _aggregates(full, baseline), "Agents on the full test split (106 benchmarks)", ylabel)
         _save(figure, out / "full_test.png")
     heldout = {} if args.results else labelled_results(parser, None, HELDOUT_RESULTS)
     heldout_baseline = HERE / HELDOUT_RESULTS["default pipeline"]
     if heldout and heldout_baseline.is_file():
         figure, ax = plt.subplots(figsize=(9, 4.5))
         table = _aggregates(heldout, str(heldout_baseline) if baseline else None)
-        _bars(ax, table, "Agents on the families held out from all training", ylabel)
+        bars(ax, table, "Agents on the families held out from all training", ylabel)
         _save(figure, out / "heldout.png")
     chosen = {k: v for k, v in paths.items() if k in PER_BENCHMARK} or paths
     figure, ax = plt.subplots(figsize=(12, 5))

@@ -105,8 +105,9 @@ heldout)  # the families held out from all training (split heldout: unet, ssm; 3
     ;;
 generalize)  # does training on generated programs generalize better? PPO at the RL runs' budget
     # on four training sets, 3 seeds each, evaluated on the full test split and on the held-out
-    # families. "mixed" is the six train splits (264 graphs) and as many generator seeds.
-    # Long (about 40 min per set and seed on 2 cores), so it resumes: a finished run
+    # families. "gpt2" is the rl stage's PPO (same flags: its seed 0 is the leaderboard's row);
+    # "mixed" is the six train splits (264 graphs) and as many generator seeds.
+    # Long (about 25 min per set and seed on 2 cores), so it resumes: a finished run
     # (model.zip) is kept, an interrupted run resumes from its last checkpoint, a results
     # file is completed; delete them to redo. Run sets side by side
     # with the filter: `reproduce.sh generalize six`, `reproduce.sh generalize generator`.
@@ -115,15 +116,16 @@ generalize)  # does training on generated programs generalize better? PPO at the
         [mixed]=$SIX,generator://xla-random-v0/0-263)
     for seed in 0 1 2; do
         for set in six generator mixed gpt2; do
-            run=$RUNS/generalize/$set/ppo-OpCount-seed$seed
-            [[ -f $run/model.zip ]] || train "generalize/$set/ppo-OpCount-seed$seed" --algo ppo \
-                --seed $seed --datasets "${SETS[$set]}" --out "$RUNS/generalize/$set" --resume
+            want "generalize/$set" || continue
+            out=$RUNS/generalize/$set results=$AGENTS/rl/results/generalize/$set-ppo-seed$seed
+            [[ $set == gpt2 ]] && out=$RUNS results=$AGENTS/rl/results/ppo-OpCount-seed$seed
+            [[ -f $out/ppo-OpCount-seed$seed/model.zip ]] || train "generalize/$set" --algo ppo \
+                --seed $seed --datasets "${SETS[$set]}" --out "$out" --resume
             for split in test heldout; do  # --resume: runs only the benchmarks the file lacks
-                results=$AGENTS/rl/results/generalize/$set-ppo-seed$seed-$split.csv
-                want "$results" || continue
                 mkdir -p "$(dirname "$results")"
-                XLA_GYM_RL_RUN=$run $PY -m leaderboard.eval --policy "leaderboard.agents.rl.policy:from_env()" \
-                    --leaderboard_results "$results" --split $split --resume
+                XLA_GYM_RL_RUN=$out/ppo-OpCount-seed$seed $PY -m leaderboard.eval \
+                    --policy "leaderboard.agents.rl.policy:from_env()" \
+                    --leaderboard_results "$results-$split.csv" --split $split --resume
             done
         done
     done
@@ -159,6 +161,17 @@ figures)
     $PY -m leaderboard.table  # the results tables of leaderboard/README.md: test sample
     $PY -m leaderboard.table --full  # and full test split
     $PY -m leaderboard.table --heldout  # and the held-out families
+    G=$AGENTS/rl/results/generalize  # PPO by training set, across seeds (the generalize stage)
+    $PY -m leaderboard.seeds --baseline $AGENTS/default_pipeline/results-test.csv \
+        --baseline $AGENTS/default_pipeline/results-heldout.csv \
+        "GPT-2=$AGENTS/rl/results/ppo-OpCount-seed*-test.csv,$AGENTS/rl/results/ppo-OpCount-seed*-heldout.csv" \
+        "six families=$G/six-ppo-seed*.csv" \
+        "generator=$G/generator-ppo-seed*.csv" "six families + generator=$G/mixed-ppo-seed*.csv" \
+        --figure leaderboard/figures/generalize.png --title "PPO by training set, on the test split and the held-out families"
+    $PY -m leaderboard.curves --out leaderboard/figures/generalize_training.png \
+        "GPT-2=$RUNS/ppo-OpCount-seed*" "six families=$RUNS/generalize/six/*" \
+        "generator=$RUNS/generalize/generator/*" "six families + generator=$RUNS/generalize/mixed/*" \
+        --title "PPO training by training set (mean across seeds, 95% CI)"
     ;;
 gnn)  # the graph agent, trained as the MLP PPO (4,000 steps) on GPT-2 and on all six train splits
     GNN=$AGENTS/gnn

@@ -1,0 +1,83 @@
+"""Learning curves across training seeds: the mean episode return with its 95% interval.
+
+``python -m leaderboard.curves LABEL=GLOB [LABEL=GLOB ...] --out curves.png``
+
+Each ``LABEL=GLOB[,GLOB...]`` names one training configuration and matches its
+run folders (``leaderboard.agents.rl.train --out``), one per seed. A run's
+curve is the rolling mean of its episode returns (SB3's ``monitor-*.csv``)
+against environment steps (``leaderboard.figures.rolling_returns``); the
+curves are read at common steps, up to the shortest run, and drawn as the
+mean across seeds with a 95% Student-t band (``leaderboard.seeds``). Returns
+are fractions of each training benchmark's initial op count, so curves of
+different training sets say how fast each set is learned, not which policy
+is better on the test split (``leaderboard.seeds`` says that).
+"""
+from __future__ import annotations
+
+import argparse
+import bisect
+import glob
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from leaderboard.figures import COLORS, rolling_returns
+from leaderboard.seeds import across_seeds
+
+__all__ = ["curve", "main"]
+
+
+def _at(steps: Sequence[int], values: Sequence[float], step: int) -> float:
+    """The rolling return of the last episode ended at or before ``step`` (the first one before it)."""
+    return values[max(bisect.bisect_right(steps, step) - 1, 0)]
+
+
+def curve(runs: Sequence[Path], points: int = 50, window: int = 20) -> tuple[list[int], list[tuple[float, float, float]]]:
+    """Steps, and (mean, low, high) across ``runs`` at each; ``ValueError`` for runs without episodes."""
+    curves = [rolling_returns(run, window) for run in runs]
+    empty = [str(run) for run, (steps, _) in zip(runs, curves) if not steps]
+    if empty or not curves:
+        raise ValueError(f"expected runs with monitor-*.csv episodes, got none in {empty or 'no runs'}")
+    last = min(steps[-1] for steps, _ in curves)
+    first = max(steps[0] for steps, _ in curves)
+    grid = sorted({first + (last - first) * i // max(points - 1, 1) for i in range(points)})
+    return grid, [across_seeds([_at(steps, values, step) for steps, values in curves]) for step in grid]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("rows", nargs="+", metavar="LABEL=GLOB", help="a configuration: its label and globs of its run folders (comma-separated)")
+    parser.add_argument("--out", required=True, metavar="PNG", help="the figure to write")
+    parser.add_argument("--window", type=int, default=20, help="episodes in the rolling mean")
+    parser.add_argument("--points", type=int, default=50, help="steps at which the seeds' curves are compared")
+    parser.add_argument("--title", default="Learning curves across seeds (mean, 95% CI)", help="the figure's title")
+    args = parser.parse_args(argv)
+    import matplotlib.pyplot as plt
+
+    figure, ax = plt.subplots(figsize=(8, 4.5))
+    for i, item in enumerate(args.rows):
+        if "=" not in item:
+            parser.error(f"expected LABEL=GLOB, got {item!r}")
+        label, pattern = item.split("=", 1)
+        runs = sorted({Path(p) for part in pattern.split(",") for p in glob.glob(part) if Path(p, "args.json").is_file()})
+        if not runs:
+            print(f"{label}: no run folders match {pattern!r}, left out", file=sys.stderr)
+            continue
+        steps, stats = curve(runs, args.points, args.window)
+        color = COLORS[i % len(COLORS)]
+        ax.plot(steps, [m for m, _, _ in stats], color=color, label=f"{label} ({len(runs)} seed{'s' * (len(runs) > 1)})")
+        if len(runs) > 1:
+            ax.fill_between(steps, [lo for _, lo, _ in stats], [hi for _, _, hi in stats], color=color, alpha=0.2)
+    ax.set_xlabel("environment steps (all environments)")
+    ax.set_ylabel(f"episode return / initial op count\n(rolling mean of {args.window} episodes)")
+    ax.set_title(args.title)
+    ax.legend(fontsize=7)
+    figure.tight_layout()
+    figure.savefig(args.out, dpi=120)
+    plt.close(figure)
+    print(args.out, file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,178 @@
+"""Results over training seeds: the mean and 95% interval across seeds, per family.
+
+``python -m leaderboard.seeds --baseline B.csv [--baseline B2.csv ...] LABEL=GLOB ...``
+
+One row per ``LABEL=GLOB[,GLOB...]``; the globs match that row's results CSVs, one or
+more per training seed (``seed<k>`` in the file name), e.g. a run's test-split
+file and its held-out file. A seed's score in a column is the geometric mean,
+over the column's benchmarks, of N_baseline / N_agent: the leaderboard's
+headline ratio (``leaderboard.summary``), against the baselines' op counts
+(several baseline files are merged, e.g. the replayed default pipeline on the
+test split and on the held-out families). A cell is the mean of its seeds'
+scores with a 95% Student-t interval across seeds (two seeds or more) and the
+number of seeds: how much another seed would move the row, which the
+intervals over benchmarks of ``leaderboard.table`` do not say.
+
+Columns: every family of the baselines, then ``test split`` (the training
+families' benchmarks) and ``held-out`` (split ``heldout``). A seed that lacks
+some of a column's benchmarks (an evaluation still running) is left out of
+that column and counted as partial, so every number covers whole columns.
+"""
+from __future__ import annotations
+
+import argparse
+import glob
+import math
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from leaderboard.metrics import geomean, mean
+from leaderboard.summary import agent_op_count, family, final_op_counts, op_counts, read_results
+
+__all__ = ["Cell", "TEST", "HELDOUT", "across_seeds", "columns", "main", "score_table", "seed_of"]
+
+TEST = "test split"
+HELDOUT = "held-out"
+#: Student's t, two-sided 95%, by degrees of freedom (1-30); 1.960 beyond.
+_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+         2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+         2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One row's score in one column: mean over seeds, its 95% interval, coverage."""
+
+    mean: float
+    low: float
+    high: float
+    seeds: int
+    partial: int = 0
+
+    def __str__(self) -> str:
+        if not self.seeds:
+            return "-" if not self.partial else f"- ({self.partial} partial)"
+        interval = "" if math.isnan(self.low) else f" [{self.low:.3f}, {self.high:.3f}]"
+        partial = f", +{self.partial} partial" if self.partial else ""
+        return f"{self.mean:.3f}x{interval} ({self.seeds} seed{'s' if self.seeds > 1 else ''}{partial})"
+
+
+def seed_of(path: str) -> int:
+    """``.../six-ppo-seed2-test.csv`` -> 2."""
+    found = re.findall(r"seed(\d+)", Path(path).name)
+    if not found:
+        raise ValueError(f"expected 'seed<k>' in the results file name, got {Path(path).name!r}")
+    return int(found[-1])
+
+
+def across_seeds(scores: Sequence[float]) -> tuple[float, float, float]:
+    """Mean and two-sided 95% Student-t interval of per-seed scores (no interval for one)."""
+    m = mean(scores)
+    if len(scores) < 2:
+        return m, math.nan, math.nan
+    sd = math.sqrt(sum((s - m) ** 2 for s in scores) / (len(scores) - 1))
+    t = _T975[len(scores) - 2] if len(scores) - 1 <= len(_T975) else 1.960
+    half = t * sd / math.sqrt(len(scores))
+    return m, m - half, m + half
+
+
+def columns(benchmarks: Sequence[str]) -> dict[str, set[str]]:
+    """Column -> its benchmarks: the test families, ``TEST``, the held-out families, ``HELDOUT``."""
+    from xla_service.env.datasets import split_benchmark_uris
+
+    heldout = set(split_benchmark_uris("heldout"))
+    out: dict[str, set[str]] = {}
+    for name, chosen in ((TEST, set(benchmarks) - heldout), (HELDOUT, set(benchmarks) & heldout)):
+        for benchmark in sorted(chosen):
+            out.setdefault(family(benchmark), set()).add(benchmark)
+        if chosen:
+            out[name] = chosen
+    return out
+
+
+def _ratios(paths: Sequence[str], baseline: dict[str, float]) -> dict[str, float]:
+    """Benchmark -> N_baseline / N_agent over the results at ``paths``."""
+    counts = op_counts()
+    out = {}
+    for state in read_results(paths):
+        if state.benchmark not in baseline:
+            raise LookupError(f"{state.benchmark} is in no baseline file: add the baseline of its split")
+        out[state.benchmark] = baseline[state.benchmark] / max(agent_op_count(state, *counts[state.benchmark]), 1.0)
+    return out
+
+
+def score_table(rows: Mapping[str, Sequence[str]], baseline: dict[str, float]) -> dict[str, dict[str, Cell]]:
+    """label -> column -> Cell, for the results files of each label (grouped by seed)."""
+    cols = columns(list(baseline))
+    table: dict[str, dict[str, Cell]] = {}
+    for label, paths in rows.items():
+        by_seed: dict[int, list[str]] = {}
+        for path in paths:
+            by_seed.setdefault(seed_of(path), []).append(path)
+        ratios = [_ratios(files, baseline) for _, files in sorted(by_seed.items())]
+        table[label] = {}
+        for name, wanted in cols.items():
+            complete = [geomean([r[b] for b in wanted]) for r in ratios if wanted <= r.keys()]
+            partial = sum(1 for r in ratios if wanted & r.keys() and not wanted <= r.keys())
+            table[label][name] = Cell(*across_seeds(complete), seeds=len(complete), partial=partial)
+    return table
+
+
+def markdown(table: dict[str, dict[str, Cell]]) -> list[str]:
+    names = list(dict.fromkeys(name for row in table.values() for name in row))
+    header = [n.removeprefix("xla-").removesuffix("-v0") for n in names]
+    lines = ["| Trained on | " + " | ".join(header) + " |", "|---|" + "---|" * len(names)]
+    return lines + [f"| {label} | " + " | ".join(str(row[n]) for n in names) + " |" for label, row in table.items()]
+
+
+def _figure(table: dict[str, dict[str, Cell]], path: str, title: str) -> None:
+    import matplotlib.pyplot as plt
+
+    from leaderboard.figures import bars
+    from leaderboard.metrics import Aggregate
+
+    aggregates = {
+        label: {name: Aggregate(c.mean, c.low, c.high, c.seeds) for name, c in row.items() if c.seeds}
+        for label, row in table.items()
+    }
+    figure, ax = plt.subplots(figsize=(11, 5))
+    bars(ax, aggregates, title, "op count ratio N_baseline / N_agent (mean over seeds, 95% CI)", (TEST, HELDOUT))
+    figure.tight_layout()
+    figure.savefig(path, dpi=100, metadata={"Software": None})
+    plt.close(figure)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument(
+        "rows", nargs="+", metavar="LABEL=GLOB", help="a row: its label and globs of its results CSVs (comma-separated)"
+    )
+    parser.add_argument(
+        "--baseline", action="append", required=True, metavar="CSV",
+        help="results whose op counts are the reference (repeat to merge, e.g. test and held-out)",
+    )
+    parser.add_argument("--figure", default=None, metavar="PNG", help="also draw the table as bars with intervals")
+    parser.add_argument("--title", default="Across training seeds", help="the figure's title")
+    args = parser.parse_args(argv)
+    rows: dict[str, list[str]] = {}
+    for item in args.rows:
+        if "=" not in item:
+            parser.error(f"expected LABEL=GLOB, got {item!r}")
+        label, pattern = item.split("=", 1)
+        rows[label] = sorted({path for part in pattern.split(",") for path in glob.glob(part)})
+    baseline: dict[str, float] = {}
+    for path in args.baseline:
+        baseline.update(final_op_counts(read_results([path])))
+    table = score_table(rows, baseline)
+    print("\n".join(markdown(table)))
+    if args.figure:
+        _figure(table, args.figure, args.title)
+        print(f"wrote {args.figure}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,45 @@
+"""leaderboard.curves: learning curves read at common steps, mean and interval across seeds."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from leaderboard.curves import curve, main
+
+
+def _run(folder, episodes: list[tuple[float, float]]) -> None:
+    """A run folder whose one monitor file holds ``(return, seconds)`` episodes of 10 steps."""
+    folder.mkdir()
+    (folder / "args.json").write_text(json.dumps({"args": {"reward_space": "OpCount"}}))
+    lines = ['#{"t_start": 0, "env_id": "xla-v0"}', "r,l,t"] + [f"{r},10,{t}" for r, t in episodes]
+    (folder / "monitor-0.monitor.csv").write_text("\n".join(lines) + "\n")
+
+
+def test_curves_are_read_at_common_steps_up_to_the_shortest_run(tmp_path):
+    _run(tmp_path / "seed0", [(0.0, 1), (0.2, 2), (0.4, 3)])
+    _run(tmp_path / "seed1", [(0.2, 1), (0.4, 2)])  # stopped after 20 steps
+    steps, stats = curve([tmp_path / "seed0", tmp_path / "seed1"], points=3, window=1)
+    assert steps == [10, 15, 20]
+    assert [m for m, _, _ in stats] == pytest.approx([0.1, 0.1, 0.3])
+    low, high = stats[0][1:]
+    assert high - 0.1 == pytest.approx(12.706 * math.sqrt(0.02) / math.sqrt(2), rel=1e-4)
+    assert low == pytest.approx(0.2 - high)
+    one = curve([tmp_path / "seed0"], points=2, window=2)
+    assert one[0] == [10, 30] and one[1][1][0] == pytest.approx(0.3) and math.isnan(one[1][1][1])
+
+
+def test_a_run_without_episodes_is_named(tmp_path):
+    _run(tmp_path / "empty", [])
+    with pytest.raises(ValueError, match="expected runs with monitor"):
+        curve([tmp_path / "empty"])
+
+
+def test_main_draws_every_configuration_and_skips_unmatched_ones(tmp_path, capsys):
+    _run(tmp_path / "a-seed0", [(0.1, 1), (0.3, 2)])
+    _run(tmp_path / "a-seed1", [(0.2, 1), (0.2, 2)])
+    out = tmp_path / "curves.png"
+    assert main([f"A={tmp_path}/a-seed*", f"B={tmp_path}/none*", "--out", str(out), "--points", "5"]) == 0
+    assert out.stat().st_size > 0
+    assert "B: no run folders match" in capsys.readouterr().err

@@ -1,0 +1,81 @@
+"""leaderboard.seeds: scores across training seeds, per column, with partial seeds left out."""
+from __future__ import annotations
+
+import math
+
+import pytest
+from compiler_gym.compiler_env_state import CompilerEnvState, CompilerEnvStateWriter
+
+from leaderboard.seeds import HELDOUT, TEST, across_seeds, main, score_table, seed_of
+from leaderboard.summary import final_op_counts, op_counts, read_results
+
+GPT2 = "benchmark://xla-gpt2-v0/gpt2-l6-d128-h4-s32-b2-adam-f32-train"
+RESNET = "benchmark://xla-resnet-v0/resnet18-w16-i32-b2-adam-train"
+
+
+def _heldout() -> str:
+    from xla_service.env.datasets import split_benchmark_uris
+
+    return split_benchmark_uris("heldout", ["xla-unet-v0"])[0]
+
+
+def _write(path, results: dict[str, int]) -> str:
+    """A results CSV whose agent reached ``results[benchmark]`` ops on each benchmark."""
+    with open(path, "w") as f, CompilerEnvStateWriter(f) as writer:
+        for benchmark, ops in results.items():
+            initial = op_counts()[benchmark][0]
+            writer.write_state(CompilerEnvState(benchmark=benchmark, reward=initial - ops, walltime=1.0, commandline="cse"))
+    return str(path)
+
+
+def test_across_seeds_is_a_student_t_interval():
+    m, low, high = across_seeds([1.0, 1.2])
+    assert m == pytest.approx(1.1)
+    assert high - m == pytest.approx(12.706 * math.sqrt(0.02) / math.sqrt(2), rel=1e-4)  # t(1 df) * sd / sqrt(n)
+    assert low == pytest.approx(2 * m - high)
+    one = across_seeds([1.05])
+    assert one[0] == 1.05 and math.isnan(one[1]) and math.isnan(one[2])
+
+
+def test_seed_of_reads_the_file_name():
+    assert seed_of("results/generalize/six-ppo-seed12-test.csv") == 12
+    with pytest.raises(ValueError, match="expected 'seed<k>'"):
+        seed_of("results-test.csv")
+
+
+def test_a_seed_missing_benchmarks_of_a_column_is_partial_not_counted(tmp_path):
+    unet = _heldout()
+    base = {GPT2: 100, RESNET: 200, unet: 300}
+    baseline = final_op_counts(read_results([_write(tmp_path / "base.csv", base)]))
+    assert baseline == {b: float(n) for b, n in base.items()}
+    seed0 = [_write(tmp_path / "a-seed0-test.csv", {GPT2: 80, RESNET: 200}), _write(tmp_path / "a-seed0-heldout.csv", {unet: 250})]
+    seed1 = [_write(tmp_path / "a-seed1-test.csv", {GPT2: 100})]  # ResNet and held-out not evaluated yet
+    row = score_table({"A": seed0 + seed1}, baseline)["A"]
+    assert list(row) == ["xla-gpt2-v0", "xla-resnet-v0", TEST, "xla-unet-v0", HELDOUT]
+    assert row["xla-gpt2-v0"].seeds == 2 and row["xla-gpt2-v0"].mean == pytest.approx((1.25 + 1.0) / 2)
+    assert row["xla-resnet-v0"].seeds == 1 and row["xla-resnet-v0"].partial == 0  # seed 1 has none of it: absent
+    assert row[TEST].seeds == 1 and row[TEST].partial == 1 and row[TEST].mean == pytest.approx(math.sqrt(1.25))
+    assert row[HELDOUT].mean == pytest.approx(1.2) and math.isnan(row[HELDOUT].low)
+    assert str(row[TEST]) == f"{math.sqrt(1.25):.3f}x (1 seed, +1 partial)"
+
+
+def test_main_prints_the_table_and_draws_the_figure(tmp_path, capsys):
+    base = _write(tmp_path / "base.csv", {GPT2: 100})
+    for seed, ops in enumerate([90, 95, 100]):
+        _write(tmp_path / f"b-seed{seed}-test.csv", {GPT2: ops})
+    figure = tmp_path / "seeds.png"
+    assert main(["--baseline", base, f"B={tmp_path}/b-seed0*.csv,{tmp_path}/b-seed[12]*.csv", "--figure", str(figure)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "| Trained on | gpt2 | test split |"
+    assert lines[2].startswith("| B | 1.055x [")  # (100/90 + 100/95 + 1) / 3
+    assert lines[2].endswith("(3 seeds) |")
+    assert figure.stat().st_size > 0
+    with pytest.raises(SystemExit):
+        main(["--baseline", base, "no-equals-sign"])
+    assert "expected LABEL=GLOB" in capsys.readouterr().err
+
+
+def test_a_result_outside_the_baselines_is_named(tmp_path):
+    baseline = final_op_counts(read_results([_write(tmp_path / "base.csv", {GPT2: 100})]))
+    with pytest.raises(LookupError, match="resnet.*no baseline file"):
+        score_table({"A": [_write(tmp_path / "a-seed0.csv", {RESNET: 10})]}, baseline)
