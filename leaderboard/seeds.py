@@ -16,12 +16,15 @@ intervals over benchmarks of ``leaderboard.table`` do not say.
 Columns: every family of the baselines, then ``test split`` (the training
 families' benchmarks) and ``held-out`` (split ``heldout``). A seed that lacks
 some of a column's benchmarks (an evaluation still running) is left out of
-that column and counted as partial, so every number covers whole columns.
+that column and counted as partial, so every number covers whole columns. The
+last column counts the row's results validated by execution (their
+``leaderboard.summary --validate --json`` files).
 """
 from __future__ import annotations
 
 import argparse
 import glob
+import json
 import math
 import re
 import sys
@@ -32,7 +35,7 @@ from pathlib import Path
 from leaderboard.metrics import geomean, mean
 from leaderboard.summary import agent_op_count, family, final_op_counts, op_counts, read_results
 
-__all__ = ["Cell", "TEST", "HELDOUT", "across_seeds", "columns", "main", "score_table", "seed_of"]
+__all__ = ["Cell", "TEST", "HELDOUT", "across_seeds", "columns", "main", "markdown", "score_table", "seed_of", "validated"]
 
 TEST = "test split"
 HELDOUT = "held-out"
@@ -121,11 +124,29 @@ def score_table(rows: Mapping[str, Sequence[str]], baseline: dict[str, float]) -
     return table
 
 
-def markdown(table: dict[str, dict[str, Cell]]) -> list[str]:
+def validated(paths: Sequence[str]) -> str:
+    """"validated/results" over ``paths``, from their ``leaderboard.summary --validate --json``
+    files; a file without a summary of all its rows counts as not validated."""
+    done = total = 0
+    for path in paths:
+        rows = len(read_results([path]))
+        total += rows
+        summary = Path(path).with_suffix(".summary.json")
+        if summary.is_file():
+            overall = json.loads(summary.read_text())["rows"][-1]
+            done += overall["validated"] if overall["n"] == rows else 0
+    return f"{done}/{total}"
+
+
+def markdown(table: dict[str, dict[str, Cell]], checks: dict[str, str] | None = None) -> list[str]:
+    """The table in Markdown, with a last column of ``checks`` (label -> validated/results) if given."""
     names = list(dict.fromkeys(name for row in table.values() for name in row))
-    header = [n.removeprefix("xla-").removesuffix("-v0") for n in names]
-    lines = ["| Trained on | " + " | ".join(header) + " |", "|---|" + "---|" * len(names)]
-    return lines + [f"| {label} | " + " | ".join(str(row[n]) for n in names) + " |" for label, row in table.items()]
+    header = [n.removeprefix("xla-").removesuffix("-v0") for n in names] + (["validated"] if checks else [])
+    lines = ["| Trained on | " + " | ".join(header) + " |", "|---|" + "---|" * len(header)]
+    for label, row in table.items():
+        cells = [str(row[n]) for n in names] + ([checks[label]] if checks else [])
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def _figure(table: dict[str, dict[str, Cell]], path: str, title: str) -> None:
@@ -167,7 +188,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for path in args.baseline:
         baseline.update(final_op_counts(read_results([path])))
     table = score_table(rows, baseline)
-    print("\n".join(markdown(table)))
+    print("\n".join(markdown(table, {label: validated(paths) for label, paths in rows.items()})))
     if args.figure:
         _figure(table, args.figure, args.title)
         print(f"wrote {args.figure}", file=sys.stderr)

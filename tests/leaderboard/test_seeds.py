@@ -1,12 +1,13 @@
 """leaderboard.seeds: scores across training seeds, per column, with partial seeds left out."""
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
 from compiler_gym.compiler_env_state import CompilerEnvState, CompilerEnvStateWriter
 
-from leaderboard.seeds import HELDOUT, TEST, across_seeds, main, score_table, seed_of
+from leaderboard.seeds import HELDOUT, TEST, across_seeds, main, score_table, seed_of, validated
 from leaderboard.summary import final_op_counts, op_counts, read_results
 
 GPT2 = "benchmark://xla-gpt2-v0/gpt2-l6-d128-h4-s32-b2-adam-f32-train"
@@ -66,9 +67,9 @@ def test_main_prints_the_table_and_draws_the_figure(tmp_path, capsys):
     figure = tmp_path / "seeds.png"
     assert main(["--baseline", base, f"B={tmp_path}/b-seed0*.csv,{tmp_path}/b-seed[12]*.csv", "--figure", str(figure)]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines[0] == "| Trained on | gpt2 | test split |"
+    assert lines[0] == "| Trained on | gpt2 | test split | validated |"
     assert lines[2].startswith("| B | 1.055x [")  # (100/90 + 100/95 + 1) / 3
-    assert lines[2].endswith("(3 seeds) |")
+    assert lines[2].endswith("(3 seeds) | 0/3 |")  # no summaries: nothing validated
     assert figure.stat().st_size > 0
     with pytest.raises(SystemExit):
         main(["--baseline", base, "no-equals-sign"])
@@ -79,3 +80,10 @@ def test_a_result_outside_the_baselines_is_named(tmp_path):
     baseline = final_op_counts(read_results([_write(tmp_path / "base.csv", {GPT2: 100})]))
     with pytest.raises(LookupError, match="resnet.*no baseline file"):
         score_table({"A": [_write(tmp_path / "a-seed0.csv", {RESNET: 10})]}, baseline)
+
+
+def test_validated_counts_only_summaries_of_whole_files(tmp_path):
+    paths = [_write(tmp_path / f"c-seed{k}.csv", {GPT2: 90, RESNET: 190}) for k in range(3)]
+    (tmp_path / "c-seed0.summary.json").write_text(json.dumps({"rows": [{"n": 2, "validated": 2}]}))
+    (tmp_path / "c-seed1.summary.json").write_text(json.dumps({"rows": [{"n": 1, "validated": 1}]}))  # of a partial file
+    assert validated(paths) == "2/6"
