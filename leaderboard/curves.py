@@ -3,7 +3,8 @@
 ``python -m leaderboard.curves LABEL=GLOB [LABEL=GLOB ...] --out curves.png``
 
 Each ``LABEL=GLOB[,GLOB...]`` names one training configuration and matches its
-run folders (``leaderboard.agents.rl.train --out``), one per seed. A run's
+finished run folders (``leaderboard.agents.rl.train --out``, with a
+``model.zip``: a run still training is left out), one per seed. A run's
 curve is the rolling mean of its episode returns (SB3's ``monitor-*.csv``)
 against environment steps (``leaderboard.figures.rolling_returns``); the
 curves are read at common steps, up to the shortest run, and drawn as the
@@ -59,9 +60,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "=" not in item:
             parser.error(f"expected LABEL=GLOB, got {item!r}")
         label, pattern = item.split("=", 1)
-        runs = sorted({Path(p) for part in pattern.split(",") for p in glob.glob(part) if Path(p, "args.json").is_file()})
+        runs = sorted({Path(p) for part in pattern.split(",") for p in glob.glob(part) if Path(p, "model.zip").is_file()})
         if not runs:
-            print(f"{label}: no run folders match {pattern!r}, left out", file=sys.stderr)
+            print(f"{label}: no finished run folders match {pattern!r}, left out", file=sys.stderr)
             continue
         steps, stats = curve(runs, args.points, args.window)
         color = COLORS[i % len(COLORS)]

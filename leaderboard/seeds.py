@@ -158,6 +158,7 @@ def _figure(table: dict[str, dict[str, Cell]], path: str, title: str) -> None:
     aggregates = {
         label: {name: Aggregate(c.mean, c.low, c.high, c.seeds) for name, c in row.items() if c.seeds}
         for label, row in table.items()
+        if any(c.seeds for c in row.values())  # a row with no whole seed yet has no bar
     }
     figure, ax = plt.subplots(figsize=(11, 5))
     bars(ax, aggregates, title, "op count ratio N_baseline / N_agent (mean over seeds, 95% CI)", (TEST, HELDOUT))

@@ -13,6 +13,7 @@ def _run(folder, episodes: list[tuple[float, float]]) -> None:
     """A run folder whose one monitor file holds ``(return, seconds)`` episodes of 10 steps."""
     folder.mkdir()
     (folder / "args.json").write_text(json.dumps({"args": {"reward_space": "OpCount"}}))
+    (folder / "model.zip").write_bytes(b"")
     lines = ['#{"t_start": 0, "env_id": "xla-v0"}', "r,l,t"] + [f"{r},10,{t}" for r, t in episodes]
     (folder / "monitor-0.monitor.csv").write_text("\n".join(lines) + "\n")
 
@@ -40,6 +41,9 @@ def test_main_draws_every_configuration_and_skips_unmatched_ones(tmp_path, capsy
     _run(tmp_path / "a-seed0", [(0.1, 1), (0.3, 2)])
     _run(tmp_path / "a-seed1", [(0.2, 1), (0.2, 2)])
     out = tmp_path / "curves.png"
-    assert main([f"A={tmp_path}/a-seed*", f"B={tmp_path}/none*", "--out", str(out), "--points", "5"]) == 0
+    _run(tmp_path / "c-seed0", [(0.1, 1)])
+    (tmp_path / "c-seed0" / "model.zip").unlink()  # still training
+    assert main([f"A={tmp_path}/a-seed*", f"B={tmp_path}/none*", f"C={tmp_path}/c-*", "--out", str(out), "--points", "5"]) == 0
     assert out.stat().st_size > 0
-    assert "B: no run folders match" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "B: no finished run folders match" in err and "C: no finished run folders match" in err
