@@ -161,13 +161,8 @@ figures)
     $PY -m leaderboard.table  # the results tables of leaderboard/README.md: test sample
     $PY -m leaderboard.table --full  # and full test split
     $PY -m leaderboard.table --heldout  # and the held-out families
-    G=$AGENTS/rl/results/generalize  # PPO by training set, across seeds (the generalize stage)
-    $PY -m leaderboard.seeds --baseline $AGENTS/default_pipeline/results-test.csv \
-        --baseline $AGENTS/default_pipeline/results-heldout.csv \
-        "GPT-2=$AGENTS/rl/results/ppo-OpCount-seed*-test.csv,$AGENTS/rl/results/ppo-OpCount-seed*-heldout.csv" \
-        "six families=$G/six-ppo-seed*.csv" \
-        "generator=$G/generator-ppo-seed*.csv" "six families + generator=$G/mixed-ppo-seed*.csv" \
-        --figure leaderboard/figures/generalize.png --title "PPO by training set, on the test split and the held-out families"
+    # PPO by training set, across seeds (the generalize stage): the README's table
+    $PY -m leaderboard.seeds --preset generalize --figure leaderboard/figures/generalize.png
     $PY -m leaderboard.curves --out leaderboard/figures/generalize_training.png \
         "GPT-2=$RUNS/ppo-OpCount-seed*" "six families=$RUNS/generalize/six/*" \
         "generator=$RUNS/generalize/generator/*" "six families + generator=$RUNS/generalize/mixed/*" \

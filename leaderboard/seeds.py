@@ -1,6 +1,7 @@
 """Results over training seeds: the mean and 95% interval across seeds, per family.
 
-``python -m leaderboard.seeds --baseline B.csv [--baseline B2.csv ...] LABEL=GLOB ...``
+``python -m leaderboard.seeds --baseline B.csv [--baseline B2.csv ...] LABEL=GLOB ...``,
+or ``python -m leaderboard.seeds --preset generalize`` for a table of the README.
 
 One row per ``LABEL=GLOB[,GLOB...]``; the globs match that row's results CSVs, one or
 more per training seed (``seed<k>`` in the file name), e.g. a run's test-split
@@ -35,7 +36,7 @@ from pathlib import Path
 from leaderboard.metrics import geomean, mean
 from leaderboard.summary import agent_op_count, family, final_op_counts, op_counts, read_results
 
-__all__ = ["Cell", "TEST", "HELDOUT", "across_seeds", "columns", "main", "markdown", "score_table", "seed_of", "validated"]
+__all__ = ["Cell", "PRESETS", "TEST", "HELDOUT", "across_seeds", "columns", "main", "markdown", "score_table", "seed_of", "validated"]
 
 TEST = "test split"
 HELDOUT = "held-out"
@@ -43,6 +44,23 @@ HELDOUT = "held-out"
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
          2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
          2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)  # fmt: skip
+
+
+_AGENTS = Path(__file__).parent / "agents"
+_RESULTS, _GENERALIZE = _AGENTS / "rl" / "results", _AGENTS / "rl" / "results" / "generalize"
+#: Named tables of the README (``--preset NAME``): baselines, rows (label, globs), figure title.
+PRESETS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, str], ...], str]] = {
+    "generalize": (  # reproduce.sh generalize: PPO by training set
+        (f"{_AGENTS}/default_pipeline/results-test.csv", f"{_AGENTS}/default_pipeline/results-heldout.csv"),
+        (
+            ("GPT-2", f"{_RESULTS}/ppo-OpCount-seed*-test.csv,{_RESULTS}/ppo-OpCount-seed*-heldout.csv"),
+            ("six families", f"{_GENERALIZE}/six-ppo-seed*.csv"),
+            ("generator", f"{_GENERALIZE}/generator-ppo-seed*.csv"),
+            ("six families + generator", f"{_GENERALIZE}/mixed-ppo-seed*.csv"),
+        ),
+        "PPO by training set, on the test split and the held-out families",
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -170,28 +188,40 @@ def _figure(table: dict[str, dict[str, Cell]], path: str, title: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument(
-        "rows", nargs="+", metavar="LABEL=GLOB", help="a row: its label and globs of its results CSVs (comma-separated)"
+        "rows", nargs="*", metavar="LABEL=GLOB", help="a row: its label and globs of its results CSVs (comma-separated)"
     )
     parser.add_argument(
-        "--baseline", action="append", required=True, metavar="CSV",
+        "--baseline", action="append", default=[], metavar="CSV",
         help="results whose op counts are the reference (repeat to merge, e.g. test and held-out)",
     )
+    parser.add_argument(
+        "--preset", choices=sorted(PRESETS), default=None,
+        help="a table of leaderboard/README.md: its rows, baselines and title (rows and --baseline add to it)",
+    )
     parser.add_argument("--figure", default=None, metavar="PNG", help="also draw the table as bars with intervals")
-    parser.add_argument("--title", default="Across training seeds", help="the figure's title")
+    parser.add_argument("--title", default=None, help="the figure's title (default: the preset's, else 'Across training seeds')")
     args = parser.parse_args(argv)
+    baselines, items, title = list(args.baseline), list(args.rows), args.title
+    if args.preset:
+        preset_baselines, preset_rows, preset_title = PRESETS[args.preset]
+        baselines = [*preset_baselines, *baselines]
+        items = [f"{label}={pattern}" for label, pattern in preset_rows] + items
+        title = title or preset_title
+    if not items or not baselines:
+        parser.error("expected rows (LABEL=GLOB) and --baseline, or --preset")
     rows: dict[str, list[str]] = {}
-    for item in args.rows:
+    for item in items:
         if "=" not in item:
             parser.error(f"expected LABEL=GLOB, got {item!r}")
         label, pattern = item.split("=", 1)
         rows[label] = sorted({path for part in pattern.split(",") for path in glob.glob(part)})
     baseline: dict[str, float] = {}
-    for path in args.baseline:
+    for path in baselines:
         baseline.update(final_op_counts(read_results([path])))
     table = score_table(rows, baseline)
     print("\n".join(markdown(table, {label: validated(paths) for label, paths in rows.items()})))
     if args.figure:
-        _figure(table, args.figure, args.title)
+        _figure(table, args.figure, title or "Across training seeds")
         print(f"wrote {args.figure}", file=sys.stderr)
     return 0
 

@@ -74,6 +74,21 @@ def test_main_prints_the_table_and_draws_the_figure(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["--baseline", base, "no-equals-sign"])
     assert "expected LABEL=GLOB" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([f"B={tmp_path}/b-seed0*.csv"])  # rows without a baseline
+    assert "or --preset" in capsys.readouterr().err
+
+
+def test_the_readme_table_is_the_generalize_preset(capsys):
+    """leaderboard/README.md's "Training on generated programs" table is the committed results', unedited."""
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[2] / "leaderboard" / "README.md").read_text()
+    assert main(["--preset", "generalize"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("|")]
+    assert lines[0].startswith("| Trained on |") and len(lines) == 6  # header, rule, the four training sets
+    missing = [line for line in lines if line not in readme]
+    assert not missing, f"README lacks `python -m leaderboard.seeds --preset generalize` lines: {missing[:2]}"
 
 
 def test_a_result_outside_the_baselines_is_named(tmp_path):
