@@ -180,13 +180,18 @@ gnn)  # the graph agent, trained as the MLP PPO (4,000 steps) on GPT-2 and on al
                 $PY -m leaderboard.agents.gnn.train --benchmarks "$benchmarks" --total-timesteps 4000 \
                     --seed $seed --out $GNN/runs
             fi
-            results=$GNN/results/gnn-$suite-seed$seed-test.csv
-            XLA_GYM_GNN_RUN=$run evaluate "$results" "leaderboard.agents.gnn.policy:from_env()"
-            want "$results" || continue
-            $PY -m leaderboard.summary "$results" --validate --baseline $AGENTS/default_pipeline/results-test.csv \
-                --json "${results%.csv}.summary.json" | tee "${results%.csv}.summary.txt"
+            for split in test heldout; do  # the full test split, and the families no run trained on
+                results=$GNN/results/gnn-$suite-seed$seed-$split.csv
+                XLA_GYM_GNN_RUN=$run evaluate "$results" "leaderboard.agents.gnn.policy:from_env()" --split $split
+                want "$results" || continue
+                $PY -m leaderboard.summary "$results" --validate \
+                    --baseline $AGENTS/default_pipeline/results-$split.csv \
+                    --json "${results%.csv}.summary.json" | tee "${results%.csv}.summary.txt"
+            done
         done
     done
+    # side by side with the MLP PPO of the same budget and seeds (the rl and generalize stages)
+    $PY -m leaderboard.seeds --preset gnn --figure leaderboard/figures/gnn.png
     ;;
 world_model)  # Dyna: 4000 real env steps per seed (the RL runs' budget), then the full test split
     WM=$AGENTS/world_model

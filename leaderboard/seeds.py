@@ -60,6 +60,16 @@ PRESETS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, str], ...], str]] = {
         ),
         "PPO by training set, on the test split and the held-out families",
     ),
+    "gnn": (  # reproduce.sh gnn: the graph agent beside the MLP PPO, same budget, seeds and training sets
+        (f"{_AGENTS}/default_pipeline/results-test.csv", f"{_AGENTS}/default_pipeline/results-heldout.csv"),
+        (
+            ("MLP PPO, GPT-2", f"{_RESULTS}/ppo-OpCount-seed*-test.csv,{_RESULTS}/ppo-OpCount-seed*-heldout.csv"),
+            ("GNN PPO, GPT-2", f"{_AGENTS}/gnn/results/gnn-gpt2-seed*.csv"),
+            ("MLP PPO, six families", f"{_GENERALIZE}/six-ppo-seed*.csv"),
+            ("GNN PPO, six families", f"{_AGENTS}/gnn/results/gnn-mixed-seed*.csv"),
+        ),
+        "The graph agent beside the MLP PPO (4,000 env steps, by training set)",
+    ),
 }
 
 
