@@ -8,6 +8,7 @@
 #   bash leaderboard/reproduce.sh rl         # the six RL runs on the test sample
 #   bash leaderboard/reproduce.sh full       # PPO, PPO+shaping, TRPO on the full test split
 #   bash leaderboard/reproduce.sh heldout    # default pipeline, greedy, PPO, PPO+shaping, TRPO on the held-out families
+#   bash leaderboard/reproduce.sh seeds      # the other RL agents, 3 seeds, full test split + held-out
 #   bash leaderboard/reproduce.sh generalize # PPO on GPT-2 / six families / generator / mixed, 3 seeds, test + held-out
 #   bash leaderboard/reproduce.sh runtime    # runtime search: exhaustive vs adaptive (cost model), 1 test benchmark per suite
 #   bash leaderboard/reproduce.sh rescore    # replay every results CSV under the current op count rule
@@ -96,6 +97,24 @@ full)  # the best RL agents on the full test split (106 benchmarks, ~35 min each
         XLA_GYM_RL_RUN=$RUNS/$run evaluate $AGENTS/rl/results/$run-test.csv "leaderboard.agents.rl.policy:from_env()"
     done
     ;;
+seeds)  # the other RL agents at seeds 0, 1, 2 (seed 0 trained by the train stage) on the test split
+    # and the held-out families; resumable as the generalize stage; PPO's seeds are the generalize stage's
+    declare -A FLAGS=([a2c-OpCount]="--algo a2c" [dqn-OpCount]="--algo dqn" [trpo-OpCount]="--algo trpo"
+        [ppo-OpCountShaped]="--algo ppo --reward-space OpCountShaped"
+        [ppo-OpCount-costvf]="--algo ppo --cost-features --cost-in-value-only")
+    for name in ppo-OpCountShaped trpo-OpCount a2c-OpCount dqn-OpCount ppo-OpCount-costvf; do
+        for seed in 0 1 2; do
+            run=$name-seed$seed
+            want "$run" || continue
+            # shellcheck disable=SC2086  # FLAGS are words
+            [[ -f $RUNS/$run/model.zip ]] || train "$run" ${FLAGS[$name]} --seed $seed --resume
+            for split in test heldout; do
+                XLA_GYM_RL_RUN=$RUNS/$run $PY -m leaderboard.eval --policy "leaderboard.agents.rl.policy:from_env()" \
+                    --leaderboard_results $AGENTS/rl/results/$run-$split.csv --split $split --resume
+            done
+        done
+    done
+    ;;
 heldout)  # the families held out from all training (split heldout: unet, ssm; 32 benchmarks)
     evaluate $AGENTS/default_pipeline/results-heldout.csv leaderboard.agents.default_pipeline.policy:policy --split heldout
     evaluate $AGENTS/greedy/results-heldout.csv "leaderboard.agents.greedy.policy:Greedy(max_steps=30, lazy=True)" --split heldout
@@ -163,6 +182,7 @@ figures)
     $PY -m leaderboard.table --heldout  # and the held-out families
     # PPO by training set, across seeds (the generalize stage): the README's table
     $PY -m leaderboard.seeds --preset generalize --figure leaderboard/figures/generalize.png
+    $PY -m leaderboard.seeds --preset rl --figure leaderboard/figures/seeds.png  # every RL agent (seeds stage)
     $PY -m leaderboard.curves --out leaderboard/figures/generalize_training.png \
         "GPT-2=$RUNS/ppo-OpCount-seed*" "six families=$RUNS/generalize/six/*" \
         "generator=$RUNS/generalize/generator/*" "six families + generator=$RUNS/generalize/mixed/*" \

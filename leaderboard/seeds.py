@@ -60,6 +60,17 @@ PRESETS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, str], ...], str]] = {
         ),
         "PPO by training set, on the test split and the held-out families",
     ),
+    "rl": (  # reproduce.sh seeds: every RL agent of agents/rl, trained on GPT-2
+        (f"{_AGENTS}/default_pipeline/results-test.csv", f"{_AGENTS}/default_pipeline/results-heldout.csv"),
+        tuple(
+            (label, f"{_RESULTS}/{run}-seed*-test.csv,{_RESULTS}/{run}-seed*-heldout.csv")
+            for label, run in (
+                ("PPO", "ppo-OpCount"), ("PPO + shaping", "ppo-OpCountShaped"), ("TRPO", "trpo-OpCount"),
+                ("A2C", "a2c-OpCount"), ("DQN", "dqn-OpCount"), ("PPO + cost in value", "ppo-OpCount-costvf"),
+            )
+        ),
+        "The RL agents across training seeds (GPT-2 train split, 4,000 env steps)",
+    ),
     "gnn": (  # reproduce.sh gnn: the graph agent beside the MLP PPO, same budget, seeds and training sets
         (f"{_AGENTS}/default_pipeline/results-test.csv", f"{_AGENTS}/default_pipeline/results-heldout.csv"),
         (
