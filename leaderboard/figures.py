@@ -19,7 +19,8 @@
 - ``training.png``: training curves (episode return against environment
   steps, a rolling mean) from the runs' ``monitor-*.csv`` files, one panel
   per reward space, each labelled with its unit (``OpCount`` returns are
-  fractions of the initial op count, ``OpCountShaped`` ones are in operations).
+  fractions of the initial op count, ``OpCountShaped`` ones are in operations);
+  the leaderboard's runs (seed 0): ``leaderboard.curves`` draws them across seeds.
 
 Colours come from a 20-colour palette, so no two agents share one.
 
@@ -76,6 +77,7 @@ FULL_RESULTS = {
     "PPO": "agents/rl/results/ppo-OpCount-seed0-test.csv",
     "PPO + shaping": "agents/rl/results/ppo-OpCountShaped-seed0-test.csv",
     "TRPO": "agents/rl/results/trpo-OpCount-seed0-test.csv",
+    "GNN PPO": "agents/gnn/results/gnn-gpt2-seed0-test.csv",
 }
 #: label -> results CSV on the families held out from all training (split ``heldout``).
 HELDOUT_RESULTS = {
@@ -84,6 +86,7 @@ HELDOUT_RESULTS = {
     "PPO": "agents/rl/results/ppo-OpCount-seed0-heldout.csv",
     "PPO + shaping": "agents/rl/results/ppo-OpCountShaped-seed0-heldout.csv",
     "TRPO": "agents/rl/results/trpo-OpCount-seed0-heldout.csv",
+    "GNN PPO": "agents/gnn/results/gnn-gpt2-seed0-heldout.csv",
 }
 PPO_FAMILY = ("PPO", "PPO + shaping", "PPO + cost in value")
 PER_BENCHMARK = ("default pipeline", "greedy", "beam", "PPO")
@@ -215,7 +218,7 @@ def _training(axes: Sequence[plt.Axes], spaces: Sequence[str], runs: Sequence[Pa
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--results", action="append", default=None, metavar="LABEL=PATH", help="a results CSV and its label (repeatable; default: the committed results)")
-    parser.add_argument("--runs", action="append", default=None, help="an RL run folder for the training curves (repeatable; default: agents/rl/runs/*)")
+    parser.add_argument("--runs", action="append", default=None, help="an RL run folder for the training curves (repeatable; default: agents/rl/runs/*-seed0)")
     parser.add_argument("--out", default=str(HERE / "figures"), help="folder for the PNG files")
     parser.add_argument(
         "--baseline",
@@ -226,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     paths = labelled_results(parser, args.results)
     if not paths:
         parser.error("no results files: pass --results LABEL=PATH")
-    runs = [Path(r) for r in args.runs] if args.runs else sorted(r.parent for r in (HERE / "agents/rl/runs").glob("*/args.json"))
+    runs = [Path(r) for r in args.runs] if args.runs else sorted(r.parent for r in (HERE / "agents/rl/runs").glob("*-seed0/args.json"))
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     baseline = args.baseline if args.baseline != "none" else None
