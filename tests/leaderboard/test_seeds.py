@@ -79,16 +79,19 @@ def test_main_prints_the_table_and_draws_the_figure(tmp_path, capsys):
     assert "or --preset" in capsys.readouterr().err
 
 
-def test_the_readme_table_is_the_generalize_preset(capsys):
-    """leaderboard/README.md's "Training on generated programs" table is the committed results', unedited."""
+@pytest.mark.parametrize("preset", ["generalize", "rl"])
+def test_the_readme_tables_are_the_presets(preset, capsys):
+    """leaderboard/README.md's across-seed tables are the committed results', unedited."""
     from pathlib import Path
 
+    from leaderboard.seeds import PRESETS
+
     readme = (Path(__file__).parents[2] / "leaderboard" / "README.md").read_text()
-    assert main(["--preset", "generalize"]) == 0
+    assert main(["--preset", preset]) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("|")]
-    assert lines[0].startswith("| Trained on |") and len(lines) == 6  # header, rule, the four training sets
+    assert lines[0].startswith("| Trained on |") and len(lines) == 2 + len(PRESETS[preset][1])  # header, rule, rows
     missing = [line for line in lines if line not in readme]
-    assert not missing, f"README lacks `python -m leaderboard.seeds --preset generalize` lines: {missing[:2]}"
+    assert not missing, f"README lacks `python -m leaderboard.seeds --preset {preset}` lines: {missing[:2]}"
 
 
 def test_a_result_outside_the_baselines_is_named(tmp_path):
