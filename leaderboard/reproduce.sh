@@ -99,6 +99,7 @@ full)  # the best RL agents on the full test split (106 benchmarks, ~35 min each
     ;;
 seeds)  # the other RL agents at seeds 0, 1, 2 (seed 0 trained by the train stage) on the test split
     # and the held-out families; resumable as the generalize stage; PPO's seeds are the generalize stage's
+    # (then the summary stage validates and summarizes the new results)
     declare -A FLAGS=([a2c-OpCount]="--algo a2c" [dqn-OpCount]="--algo dqn" [trpo-OpCount]="--algo trpo"
         [ppo-OpCountShaped]="--algo ppo --reward-space OpCountShaped"
         [ppo-OpCount-costvf]="--algo ppo --cost-features --cost-in-value-only")
