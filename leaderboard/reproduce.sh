@@ -46,6 +46,16 @@ evaluate() {  # evaluate RESULTS_CSV POLICY [flags]
     rm -f "${results%.csv}.log"
 }
 
+evaluate_splits() {  # evaluate_splits RUN RESULTS_PREFIX: an RL run on the test split and the held-out
+    # families, into PREFIX-{test,heldout}.csv; --resume runs only the benchmarks a file lacks
+    local split
+    mkdir -p "$(dirname "$2")"
+    for split in test heldout; do
+        XLA_GYM_RL_RUN=$1 $PY -m leaderboard.eval --policy "leaderboard.agents.rl.policy:from_env()" \
+            --leaderboard_results "$2-$split.csv" --split $split --resume
+    done
+}
+
 train() {  # train NAME FLAGS...: the shared budget of every RL run
     want "$1" || return 0
     shift
@@ -109,10 +119,7 @@ seeds)  # the other RL agents at seeds 0, 1, 2 (seed 0 trained by the train stag
             want "$run" || continue
             # shellcheck disable=SC2086  # FLAGS are words
             [[ -f $RUNS/$run/model.zip ]] || train "$run" ${FLAGS[$name]} --seed $seed --resume
-            for split in test heldout; do
-                XLA_GYM_RL_RUN=$RUNS/$run $PY -m leaderboard.eval --policy "leaderboard.agents.rl.policy:from_env()" \
-                    --leaderboard_results $AGENTS/rl/results/$run-$split.csv --split $split --resume
-            done
+            evaluate_splits "$RUNS/$run" "$AGENTS/rl/results/$run"
         done
     done
     ;;
@@ -141,12 +148,7 @@ generalize)  # does training on generated programs generalize better? PPO at the
             [[ $set == gpt2 ]] && out=$RUNS results=$AGENTS/rl/results/ppo-OpCount-seed$seed
             [[ -f $out/ppo-OpCount-seed$seed/model.zip ]] || train "generalize/$set" --algo ppo \
                 --seed $seed --datasets "${SETS[$set]}" --out "$out" --resume
-            for split in test heldout; do  # --resume: runs only the benchmarks the file lacks
-                mkdir -p "$(dirname "$results")"
-                XLA_GYM_RL_RUN=$out/ppo-OpCount-seed$seed $PY -m leaderboard.eval \
-                    --policy "leaderboard.agents.rl.policy:from_env()" \
-                    --leaderboard_results "$results-$split.csv" --split $split --resume
-            done
+            evaluate_splits "$out/ppo-OpCount-seed$seed" "$results"
         done
     done
     ;;

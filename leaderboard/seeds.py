@@ -1,7 +1,7 @@
 """Results over training seeds: the mean and 95% interval across seeds, per family.
 
 ``python -m leaderboard.seeds --baseline B.csv [--baseline B2.csv ...] LABEL=GLOB ...``,
-or ``python -m leaderboard.seeds --preset generalize`` for a table of the README.
+or ``python -m leaderboard.seeds --preset NAME`` for a table of the README (``PRESETS``).
 
 One row per ``LABEL=GLOB[,GLOB...]``; the globs match that row's results CSVs, one or
 more per training seed (``seed<k>`` in the file name), e.g. a run's test-split
@@ -32,11 +32,12 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from leaderboard.metrics import geomean, mean
 from leaderboard.summary import agent_op_count, family, final_op_counts, op_counts, read_results
 
-__all__ = ["Cell", "PRESETS", "TEST", "HELDOUT", "across_seeds", "columns", "main", "markdown", "score_table", "seed_of", "validated"]
+__all__ = ["Cell", "PRESETS", "Preset", "TEST", "HELDOUT", "across_seeds", "columns", "main", "markdown", "score_table", "seed_of", "validated"]
 
 TEST = "test split"
 HELDOUT = "held-out"
@@ -46,38 +47,51 @@ _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
          2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)  # fmt: skip
 
 
+class Preset(NamedTuple):
+    """A table of the README: its baselines, its rows (label, comma-separated globs), its figure title."""
+
+    baselines: tuple[str, ...]
+    rows: tuple[tuple[str, str], ...]
+    title: str
+
+
 _AGENTS = Path(__file__).parent / "agents"
-_RESULTS, _GENERALIZE = _AGENTS / "rl" / "results", _AGENTS / "rl" / "results" / "generalize"
-#: Named tables of the README (``--preset NAME``): baselines, rows (label, globs), figure title.
-PRESETS: dict[str, tuple[tuple[str, ...], tuple[tuple[str, str], ...], str]] = {
-    "generalize": (  # reproduce.sh generalize: PPO by training set
-        (f"{_AGENTS}/default_pipeline/results-test.csv", f"{_AGENTS}/default_pipeline/results-heldout.csv"),
+_RESULTS, _GENERALIZE, _GNN = _AGENTS / "rl" / "results", _AGENTS / "rl" / "results" / "generalize", _AGENTS / "gnn" / "results"
+_BASELINES = (f"{_AGENTS}/default_pipeline/results-test.csv", f"{_AGENTS}/default_pipeline/results-heldout.csv")
+
+
+def _rl(run: str) -> str:
+    """An agents/rl run's seeds, on the test split and the held-out families."""
+    return f"{_RESULTS}/{run}-seed*-test.csv,{_RESULTS}/{run}-seed*-heldout.csv"
+
+
+#: The README's across-seed tables (``--preset NAME``), each beside the reproduce.sh stage that fills it.
+PRESETS: dict[str, Preset] = {
+    "generalize": Preset(  # reproduce.sh generalize: PPO by training set
+        _BASELINES,
         (
-            ("GPT-2", f"{_RESULTS}/ppo-OpCount-seed*-test.csv,{_RESULTS}/ppo-OpCount-seed*-heldout.csv"),
+            ("GPT-2", _rl("ppo-OpCount")),
             ("six families", f"{_GENERALIZE}/six-ppo-seed*.csv"),
             ("generator", f"{_GENERALIZE}/generator-ppo-seed*.csv"),
             ("six families + generator", f"{_GENERALIZE}/mixed-ppo-seed*.csv"),
         ),
         "PPO by training set, on the test split and the held-out families",
     ),
-    "rl": (  # reproduce.sh seeds: every RL agent of agents/rl, trained on GPT-2
-        (f"{_AGENTS}/default_pipeline/results-test.csv", f"{_AGENTS}/default_pipeline/results-heldout.csv"),
-        tuple(
-            (label, f"{_RESULTS}/{run}-seed*-test.csv,{_RESULTS}/{run}-seed*-heldout.csv")
-            for label, run in (
-                ("PPO", "ppo-OpCount"), ("PPO + shaping", "ppo-OpCountShaped"), ("TRPO", "trpo-OpCount"),
-                ("A2C", "a2c-OpCount"), ("DQN", "dqn-OpCount"), ("PPO + cost in value", "ppo-OpCount-costvf"),
-            )
+    "rl": Preset(  # reproduce.sh seeds: every RL agent of agents/rl, trained on GPT-2
+        _BASELINES,
+        (
+            ("PPO", _rl("ppo-OpCount")), ("PPO + shaping", _rl("ppo-OpCountShaped")), ("TRPO", _rl("trpo-OpCount")),
+            ("A2C", _rl("a2c-OpCount")), ("DQN", _rl("dqn-OpCount")), ("PPO + cost in value", _rl("ppo-OpCount-costvf")),
         ),
         "The RL agents across training seeds (GPT-2 train split, 4,000 env steps)",
     ),
-    "gnn": (  # reproduce.sh gnn: the graph agent beside the MLP PPO, same budget, seeds and training sets
-        (f"{_AGENTS}/default_pipeline/results-test.csv", f"{_AGENTS}/default_pipeline/results-heldout.csv"),
+    "gnn": Preset(  # reproduce.sh gnn: the graph agent beside the MLP PPO, same budget, seeds and training sets
+        _BASELINES,
         (
-            ("MLP PPO, GPT-2", f"{_RESULTS}/ppo-OpCount-seed*-test.csv,{_RESULTS}/ppo-OpCount-seed*-heldout.csv"),
-            ("GNN PPO, GPT-2", f"{_AGENTS}/gnn/results/gnn-gpt2-seed*.csv"),
+            ("MLP PPO, GPT-2", _rl("ppo-OpCount")),
+            ("GNN PPO, GPT-2", f"{_GNN}/gnn-gpt2-seed*.csv"),
             ("MLP PPO, six families", f"{_GENERALIZE}/six-ppo-seed*.csv"),
-            ("GNN PPO, six families", f"{_AGENTS}/gnn/results/gnn-mixed-seed*.csv"),
+            ("GNN PPO, six families", f"{_GNN}/gnn-mixed-seed*.csv"),
         ),
         "The graph agent beside the MLP PPO (4,000 env steps, by training set)",
     ),
@@ -224,10 +238,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     baselines, items, title = list(args.baseline), list(args.rows), args.title
     if args.preset:
-        preset_baselines, preset_rows, preset_title = PRESETS[args.preset]
-        baselines = [*preset_baselines, *baselines]
-        items = [f"{label}={pattern}" for label, pattern in preset_rows] + items
-        title = title or preset_title
+        preset = PRESETS[args.preset]
+        baselines = [*preset.baselines, *baselines]
+        items = [f"{label}={pattern}" for label, pattern in preset.rows] + items
+        title = title or preset.title
     if not items or not baselines:
         parser.error("expected rows (LABEL=GLOB) and --baseline, or --preset")
     rows: dict[str, list[str]] = {}

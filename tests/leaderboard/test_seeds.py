@@ -89,7 +89,7 @@ def test_the_readme_tables_are_the_presets(preset, capsys):
     readme = (Path(__file__).parents[2] / "leaderboard" / "README.md").read_text()
     assert main(["--preset", preset]) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("|")]
-    assert lines[0].startswith("| Trained on |") and len(lines) == 2 + len(PRESETS[preset][1])  # header, rule, rows
+    assert lines[0].startswith("| Trained on |") and len(lines) == 2 + len(PRESETS[preset].rows)  # header, rule, rows
     missing = [line for line in lines if line not in readme]
     assert not missing, f"README lacks `python -m leaderboard.seeds --preset {preset}` lines: {missing[:2]}"
 
