@@ -5,6 +5,7 @@
 #   bash leaderboard/reproduce.sh train      # the six RL runs (GPT-2 train split)
 #   bash leaderboard/reproduce.sh search     # default pipeline, random, greedy (two) on the test sample
 #   bash leaderboard/reproduce.sh beam       # lazy beam search on the test sample
+#   bash leaderboard/reproduce.sh search_full  # greedy, beam, random search (beam's walltime) on the full test split
 #   bash leaderboard/reproduce.sh rl         # the six RL runs on the test sample
 #   bash leaderboard/reproduce.sh full       # PPO, PPO+shaping, TRPO on the full test split
 #   bash leaderboard/reproduce.sh heldout    # default pipeline, greedy, PPO, PPO+shaping, TRPO on the held-out families
@@ -95,6 +96,20 @@ beam)  # two shards side by side (~1 h on 2 cores), then their rows merged
     for pid in "${pids[@]}"; do wait "$pid"; done  # a failed shard stops the script
     { head -n 1 $beam.shard0.csv; tail -q -n +2 $beam.shard0.csv $beam.shard1.csv | sort; } > $beam.csv
     rm $beam.shard0.csv $beam.shard1.csv
+    ;;
+search_full)  # the search baselines on the full test split (106 benchmarks), one after the other:
+    # greedy ~2.5 h, beam ~7 h, random search with beam's walltime on the sample (243 s a
+    # benchmark) ~7 h on one core. --resume keeps an interrupted file's rows, so the stage can
+    # run in pieces (or `search_full beam` beside `search_full random`); the summary stage validates.
+    declare -A SEARCH=([greedy]="Greedy(max_steps=30, lazy=True)"
+        [beam]="Beam(width=5, depth=40, lazy=True, patience=2, diverse=True)"
+        [random_search]="RandomSearch(length=20, seed=0, seconds=240)")
+    for name in greedy beam random_search; do
+        results=$AGENTS/$name/results-test.csv
+        want "$results" || continue
+        $PY -m leaderboard.eval --policy "leaderboard.agents.$name.policy:${SEARCH[$name]}" \
+            --leaderboard_results "$results" --resume
+    done
     ;;
 rl)
     for run in "${RL_RUNS[@]}"; do

@@ -20,8 +20,12 @@ from leaderboard.agents.random_search.policy import RandomSearch
         Beam(width=2, depth=4, lazy=True, patience=1),
         Beam(width=2, depth=4, lazy=True, patience=1, diverse=True),
         RandomSearch(trials=3, length=6, seed=1),
+        RandomSearch(length=4, seconds=0.5),
     ],
-    ids=["default_pipeline", "greedy", "greedy_after_default", "greedy_lazy", "beam", "beam_lazy", "beam_diverse", "random_search"],
+    ids=[
+        "default_pipeline", "greedy", "greedy_after_default", "greedy_lazy", "beam", "beam_lazy", "beam_diverse",
+        "random_search", "random_search_seconds",
+    ],
 )
 def test_agent_lowers_op_count_and_leaves_a_replayable_state(small_env, policy):
     env = small_env
@@ -79,6 +83,25 @@ def test_random_search_is_reproducible(small_env):
         RandomSearch(trials=2, length=5, seed=7)(env)
         runs.append(list(env.actions))
     assert runs[0] == runs[1]
+
+
+def test_random_search_with_seconds_runs_trials_until_the_budget_is_spent(small_env, monkeypatch):
+    import leaderboard.agents.random_search.policy as random_search
+
+    clock = iter(range(100))  # each reading of the clock one second later
+    monkeypatch.setattr(random_search, "monotonic", lambda: float(next(clock)))
+    env = small_env
+    resets = []
+    reset = env.reset
+    monkeypatch.setattr(env, "reset", lambda *a, **k: resets.append(1) or reset(*a, **k))
+    RandomSearch(trials=1, length=2, seconds=3.5)(env)
+    assert len(resets) == 4 + 1  # trials at 0, 1, 2 and 3 s (not `trials`), then the reset to replay the best
+
+
+@pytest.mark.parametrize("seconds", [0, -1.0])
+def test_random_search_refuses_a_budget_that_is_not_positive(seconds):
+    with pytest.raises(ValueError, match="expected seconds > 0"):
+        RandomSearch(seconds=seconds)
 
 
 def test_greedy_after_default_is_never_worse_than_the_default_replay(small_env):

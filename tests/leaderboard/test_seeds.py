@@ -79,14 +79,16 @@ def test_main_prints_the_table_and_draws_the_figure(tmp_path, capsys):
     assert "or --preset" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("preset", ["generalize", "rl"])
-def test_the_readme_tables_are_the_presets(preset, capsys):
-    """leaderboard/README.md's across-seed tables are the committed results', unedited."""
+@pytest.mark.parametrize(
+    "preset, readme", [("generalize", "README.md"), ("rl", "README.md"), ("gnn", "agents/gnn/README.md")]
+)
+def test_the_readme_tables_are_the_presets(preset, readme, capsys):
+    """The READMEs' across-seed tables are the committed results', unedited."""
     from pathlib import Path
 
     from leaderboard.seeds import PRESETS
 
-    readme = (Path(__file__).parents[2] / "leaderboard" / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "leaderboard" / readme).read_text()
     assert main(["--preset", preset]) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("|")]
     assert lines[0].startswith("| Trained on |") and len(lines) == 2 + len(PRESETS[preset].rows)  # header, rule, rows
