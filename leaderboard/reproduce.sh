@@ -10,6 +10,7 @@
 #   bash leaderboard/reproduce.sh full       # PPO, PPO+shaping, TRPO on the full test split
 #   bash leaderboard/reproduce.sh heldout    # default pipeline, greedy, PPO, PPO+shaping, TRPO on the held-out families
 #   bash leaderboard/reproduce.sh seeds      # the other RL agents, 3 seeds, full test split + held-out
+#   bash leaderboard/reproduce.sh budget     # PPO and PPO + shaping at 20,000 env steps, 3 seeds, test + held-out
 #   bash leaderboard/reproduce.sh generalize # PPO on GPT-2 / six families / generator / mixed, 3 seeds, test + held-out
 #   bash leaderboard/reproduce.sh runtime    # runtime search: exhaustive vs adaptive (cost model), 1 test benchmark per suite
 #   bash leaderboard/reproduce.sh rescore    # replay every results CSV under the current op count rule
@@ -138,6 +139,21 @@ seeds)  # the other RL agents at seeds 0, 1, 2 (seed 0 trained by the train stag
         done
     done
     ;;
+budget)  # PPO and PPO + shaping at 5x the budget (20,000 env steps, GPT-2 train split), seeds 0-2,
+    # the full test split and the held-out families (~1 h of training a run on 2 cores). Checkpoints
+    # every 2,000 steps: an interrupted run continues (--resume), and so do its evaluations.
+    declare -A BUDGET=([ppo-OpCount]="--algo ppo" [ppo-OpCountShaped]="--algo ppo --reward-space OpCountShaped")
+    for name in ppo-OpCount ppo-OpCountShaped; do
+        for seed in 0 1 2; do
+            run=$name-seed$seed
+            want "$run" || continue
+            # shellcheck disable=SC2086  # BUDGET values are words
+            [[ -f $RUNS/budget/$run/model.zip ]] || train "$run" ${BUDGET[$name]} --seed $seed \
+                --total-timesteps 20000 --checkpoint-every 2000 --out $RUNS/budget --resume
+            evaluate_splits "$RUNS/budget/$run" "$AGENTS/rl/results/budget/$run"
+        done
+    done
+    ;;
 heldout)  # the families held out from all training (split heldout: unet, ssm; 32 benchmarks)
     evaluate $AGENTS/default_pipeline/results-heldout.csv leaderboard.agents.default_pipeline.policy:policy --split heldout
     evaluate $AGENTS/greedy/results-heldout.csv "leaderboard.agents.greedy.policy:Greedy(max_steps=30, lazy=True)" --split heldout
@@ -185,7 +201,7 @@ summary)
     # "vs baseline": against the default pipeline replayed through the env on
     # the same benchmarks (the full test split covers the sample). Runtimes
     # need a quiet machine to mean anything: add --runtime there.
-    for results in $AGENTS/*/results-*.csv $AGENTS/rl/results/*.csv $AGENTS/rl/results/generalize/*.csv; do
+    for results in $AGENTS/*/results-*.csv $AGENTS/rl/results/*.csv $AGENTS/rl/results/{generalize,budget}/*.csv; do
         want "$results" || continue
         baseline=$AGENTS/default_pipeline/results-test.csv
         [[ $results == *-heldout.csv ]] && baseline=$AGENTS/default_pipeline/results-heldout.csv
@@ -201,6 +217,10 @@ figures)
     # PPO by training set, across seeds (the generalize stage): the README's table
     $PY -m leaderboard.seeds --preset generalize --figure leaderboard/figures/generalize.png
     $PY -m leaderboard.seeds --preset rl --figure leaderboard/figures/seeds.png  # every RL agent (seeds stage)
+    $PY -m leaderboard.seeds --preset budget --figure leaderboard/figures/budget.png  # 4,000 vs 20,000 steps
+    $PY -m leaderboard.curves --out leaderboard/figures/budget_training.png \
+        "PPO=$RUNS/budget/ppo-OpCount-seed*" "PPO + shaping=$RUNS/budget/ppo-OpCountShaped-seed*" \
+        --title "PPO and PPO + shaping at 20,000 env steps (mean across seeds, 95% CI)"
     $PY -m leaderboard.curves --out leaderboard/figures/generalize_training.png \
         "GPT-2=$RUNS/ppo-OpCount-seed*" "six families=$RUNS/generalize/six/*" \
         "generator=$RUNS/generalize/generator/*" "six families + generator=$RUNS/generalize/mixed/*" \

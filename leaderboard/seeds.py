@@ -60,9 +60,9 @@ _RESULTS, _GENERALIZE, _GNN = _AGENTS / "rl" / "results", _AGENTS / "rl" / "resu
 _BASELINES = (f"{_AGENTS}/default_pipeline/results-test.csv", f"{_AGENTS}/default_pipeline/results-heldout.csv")
 
 
-def _rl(run: str) -> str:
+def _rl(run: str, folder: Path = _RESULTS) -> str:
     """An agents/rl run's seeds, on the test split and the held-out families."""
-    return f"{_RESULTS}/{run}-seed*-test.csv,{_RESULTS}/{run}-seed*-heldout.csv"
+    return f"{folder}/{run}-seed*-test.csv,{folder}/{run}-seed*-heldout.csv"
 
 
 #: The README's across-seed tables (``--preset NAME``), each beside the reproduce.sh stage that fills it.
@@ -94,6 +94,16 @@ PRESETS: dict[str, Preset] = {
             ("GNN PPO, six families", f"{_GNN}/gnn-mixed-seed*.csv"),
         ),
         "The graph agent beside the MLP PPO (4,000 env steps, by training set)",
+    ),
+    "budget": Preset(  # reproduce.sh budget: PPO and PPO + shaping at 5x the env steps
+        _BASELINES,
+        (
+            ("PPO, 4,000 steps", _rl("ppo-OpCount")),
+            ("PPO, 20,000 steps", _rl("ppo-OpCount", _RESULTS / "budget")),
+            ("PPO + shaping, 4,000 steps", _rl("ppo-OpCountShaped")),
+            ("PPO + shaping, 20,000 steps", _rl("ppo-OpCountShaped", _RESULTS / "budget")),
+        ),
+        "PPO and PPO + shaping by training budget (GPT-2 train split)",
     ),
 }
 
