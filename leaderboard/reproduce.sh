@@ -10,7 +10,7 @@
 #   bash leaderboard/reproduce.sh full       # PPO, PPO+shaping, TRPO on the full test split
 #   bash leaderboard/reproduce.sh heldout    # default pipeline, greedy, PPO, PPO+shaping, TRPO on the held-out families
 #   bash leaderboard/reproduce.sh seeds      # the other RL agents, 3 seeds, full test split + held-out
-#   bash leaderboard/reproduce.sh budget     # PPO and PPO + shaping at 20,000 env steps, 3 seeds, test + held-out
+#   bash leaderboard/reproduce.sh budget     # PPO, PPO + shaping and the GNN at 20,000 env steps, 3 seeds, test + held-out
 #   bash leaderboard/reproduce.sh generalize # PPO on GPT-2 / six families / generator / mixed, 3 seeds, test + held-out
 #   bash leaderboard/reproduce.sh runtime    # runtime search: exhaustive vs adaptive (cost model), 1 test benchmark per suite
 #   bash leaderboard/reproduce.sh rescore    # replay every results CSV under the current op count rule
@@ -139,8 +139,8 @@ seeds)  # the other RL agents at seeds 0, 1, 2 (seed 0 trained by the train stag
         done
     done
     ;;
-budget)  # PPO and PPO + shaping at 5x the budget (20,000 env steps, GPT-2 train split), seeds 0-2,
-    # the full test split and the held-out families (~1 h of training a run on 2 cores). Checkpoints
+budget)  # PPO, PPO + shaping and the GNN at 5x the budget (20,000 env steps, GPT-2 train split), seeds 0-2,
+    # the full test split and the held-out families (~1-2 h of training a run on 2 cores). Checkpoints
     # every 2,000 steps: an interrupted run continues (--resume), and so do its evaluations.
     declare -A BUDGET=([ppo-OpCount]="--algo ppo" [ppo-OpCountShaped]="--algo ppo --reward-space OpCountShaped")
     for name in ppo-OpCount ppo-OpCountShaped; do
@@ -151,6 +151,17 @@ budget)  # PPO and PPO + shaping at 5x the budget (20,000 env steps, GPT-2 train
             [[ -f $RUNS/budget/$run/model.zip ]] || train "$run" ${BUDGET[$name]} --seed $seed \
                 --total-timesteps 20000 --checkpoint-every 2000 --out $RUNS/budget --resume
             evaluate_splits "$RUNS/budget/$run" "$AGENTS/rl/results/budget/$run"
+        done
+    done
+    for seed in 0 1 2; do  # the graph agent (agents/gnn) at the same budget, GPT-2 train split (~2 h a run)
+        run=$AGENTS/gnn/runs/budget/gnn-gpt2-seed$seed
+        want "$run" || continue
+        [[ -f $run/model.pt ]] || $PY -m leaderboard.agents.gnn.train --benchmarks xla-gpt2-v0:train \
+            --total-timesteps 20000 --checkpoint-every 2000 --seed $seed --out "$(dirname "$run")" --resume
+        mkdir -p $AGENTS/gnn/results/budget
+        for split in test heldout; do
+            XLA_GYM_GNN_RUN=$run $PY -m leaderboard.eval --policy "leaderboard.agents.gnn.policy:from_env()" \
+                --leaderboard_results "$AGENTS/gnn/results/budget/gnn-gpt2-seed$seed-$split.csv" --split $split --resume
         done
     done
     ;;
@@ -201,7 +212,8 @@ summary)
     # "vs baseline": against the default pipeline replayed through the env on
     # the same benchmarks (the full test split covers the sample). Runtimes
     # need a quiet machine to mean anything: add --runtime there.
-    for results in $AGENTS/*/results-*.csv $AGENTS/rl/results/*.csv $AGENTS/rl/results/{generalize,budget}/*.csv; do
+    for results in $AGENTS/*/results-*.csv $AGENTS/rl/results/*.csv $AGENTS/rl/results/{generalize,budget}/*.csv \
+        $AGENTS/gnn/results/budget/*.csv; do
         want "$results" || continue
         baseline=$AGENTS/default_pipeline/results-test.csv
         [[ $results == *-heldout.csv ]] && baseline=$AGENTS/default_pipeline/results-heldout.csv

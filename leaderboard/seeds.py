@@ -95,15 +95,17 @@ PRESETS: dict[str, Preset] = {
         ),
         "The graph agent beside the MLP PPO (4,000 env steps, by training set)",
     ),
-    "budget": Preset(  # reproduce.sh budget: PPO and PPO + shaping at 5x the env steps
+    "budget": Preset(  # reproduce.sh budget: PPO, PPO + shaping and the GNN at 5x the env steps
         _BASELINES,
         (
             ("PPO, 4,000 steps", _rl("ppo-OpCount")),
             ("PPO, 20,000 steps", _rl("ppo-OpCount", _RESULTS / "budget")),
             ("PPO + shaping, 4,000 steps", _rl("ppo-OpCountShaped")),
             ("PPO + shaping, 20,000 steps", _rl("ppo-OpCountShaped", _RESULTS / "budget")),
+            ("GNN PPO, 4,000 steps", f"{_GNN}/gnn-gpt2-seed*.csv"),
+            ("GNN PPO, 20,000 steps", f"{_GNN}/budget/gnn-gpt2-seed*.csv"),
         ),
-        "PPO and PPO + shaping by training budget (GPT-2 train split)",
+        "PPO, PPO + shaping and the GNN by training budget (GPT-2 train split)",
     ),
 }
 
