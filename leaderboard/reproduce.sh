@@ -48,12 +48,13 @@ evaluate() {  # evaluate RESULTS_CSV POLICY [flags]
     rm -f "${results%.csv}.log"
 }
 
-evaluate_splits() {  # evaluate_splits RUN RESULTS_PREFIX: an RL run on the test split and the held-out
-    # families, into PREFIX-{test,heldout}.csv; --resume runs only the benchmarks a file lacks
-    local split
+evaluate_splits() {  # evaluate_splits RUN RESULTS_PREFIX [rl|gnn]: a run of agents/rl (or agents/gnn) on
+    # the test split and the held-out families, into PREFIX-{test,heldout}.csv; --resume runs only
+    # the benchmarks a file lacks
+    local split agent=${3:-rl}
     mkdir -p "$(dirname "$2")"
     for split in test heldout; do
-        XLA_GYM_RL_RUN=$1 $PY -m leaderboard.eval --policy "leaderboard.agents.rl.policy:from_env()" \
+        env "XLA_GYM_${agent^^}_RUN=$1" $PY -m leaderboard.eval --policy "leaderboard.agents.$agent.policy:from_env()" \
             --leaderboard_results "$2-$split.csv" --split $split --resume
     done
 }
@@ -158,11 +159,7 @@ budget)  # PPO, PPO + shaping and the GNN at 5x the budget (20,000 env steps, GP
         want "$run" || continue
         [[ -f $run/model.pt ]] || $PY -m leaderboard.agents.gnn.train --benchmarks xla-gpt2-v0:train \
             --total-timesteps 20000 --checkpoint-every 2000 --seed $seed --out "$(dirname "$run")" --resume
-        mkdir -p $AGENTS/gnn/results/budget
-        for split in test heldout; do
-            XLA_GYM_GNN_RUN=$run $PY -m leaderboard.eval --policy "leaderboard.agents.gnn.policy:from_env()" \
-                --leaderboard_results "$AGENTS/gnn/results/budget/gnn-gpt2-seed$seed-$split.csv" --split $split --resume
-        done
+        evaluate_splits "$run" "$AGENTS/gnn/results/budget/gnn-gpt2-seed$seed" gnn
     done
     ;;
 heldout)  # the families held out from all training (split heldout: unet, ssm; 32 benchmarks)
