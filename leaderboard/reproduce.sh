@@ -66,17 +66,20 @@ train() {  # train NAME FLAGS...: the shared budget of every RL run
         --episode-length 20 --checkpoint-every 1000 --seed 0 --out "$RUNS" "$@"
 }
 
-RL_RUNS=(ppo-OpCount-seed0 a2c-OpCount-seed0 dqn-OpCount-seed0 trpo-OpCount-seed0
-    ppo-OpCountShaped-seed0 ppo-OpCount-costvf-seed0)
+# The six RL agents of agents/rl (run name without its seed) and their flags; every stage that
+# trains or evaluates them reads these
+RL_NAMES=(ppo-OpCount a2c-OpCount dqn-OpCount trpo-OpCount ppo-OpCountShaped ppo-OpCount-costvf)
+declare -A RL_FLAGS=([ppo-OpCount]="--algo ppo" [a2c-OpCount]="--algo a2c" [dqn-OpCount]="--algo dqn"
+    [trpo-OpCount]="--algo trpo" [ppo-OpCountShaped]="--algo ppo --reward-space OpCountShaped"
+    [ppo-OpCount-costvf]="--algo ppo --cost-features --cost-in-value-only")
+RL_RUNS=("${RL_NAMES[@]/%/-seed0}")
 
 case "${1:-}" in
 train)
-    train ppo-OpCount-seed0 --algo ppo
-    train a2c-OpCount-seed0 --algo a2c
-    train dqn-OpCount-seed0 --algo dqn
-    train trpo-OpCount-seed0 --algo trpo
-    train ppo-OpCountShaped-seed0 --algo ppo --reward-space OpCountShaped
-    train ppo-OpCount-costvf-seed0 --algo ppo --cost-features --cost-in-value-only
+    for name in "${RL_NAMES[@]}"; do
+        # shellcheck disable=SC2086  # RL_FLAGS values are words
+        train "$name-seed0" ${RL_FLAGS[$name]}
+    done
     ;;
 search)
     evaluate $AGENTS/default_pipeline/results-test.csv leaderboard.agents.default_pipeline.policy:policy
@@ -127,15 +130,12 @@ full)  # the best RL agents on the full test split (106 benchmarks, ~35 min each
 seeds)  # the other RL agents at seeds 0, 1, 2 (seed 0 trained by the train stage) on the test split
     # and the held-out families; resumable as the generalize stage; PPO's seeds are the generalize stage's
     # (then the summary stage validates and summarizes the new results)
-    declare -A FLAGS=([a2c-OpCount]="--algo a2c" [dqn-OpCount]="--algo dqn" [trpo-OpCount]="--algo trpo"
-        [ppo-OpCountShaped]="--algo ppo --reward-space OpCountShaped"
-        [ppo-OpCount-costvf]="--algo ppo --cost-features --cost-in-value-only")
     for name in ppo-OpCountShaped trpo-OpCount a2c-OpCount dqn-OpCount ppo-OpCount-costvf; do
         for seed in 0 1 2; do
             run=$name-seed$seed
             want "$run" || continue
-            # shellcheck disable=SC2086  # FLAGS are words
-            [[ -f $RUNS/$run/model.zip ]] || train "$run" ${FLAGS[$name]} --seed $seed --resume
+            # shellcheck disable=SC2086  # RL_FLAGS values are words
+            [[ -f $RUNS/$run/model.zip ]] || train "$run" ${RL_FLAGS[$name]} --seed $seed --resume
             evaluate_splits "$RUNS/$run" "$AGENTS/rl/results/$run"
         done
     done
@@ -143,13 +143,12 @@ seeds)  # the other RL agents at seeds 0, 1, 2 (seed 0 trained by the train stag
 budget)  # PPO, PPO + shaping and the GNN at 5x the budget (20,000 env steps, GPT-2 train split), seeds 0-2,
     # the full test split and the held-out families (~1-2 h of training a run on 2 cores). Checkpoints
     # every 2,000 steps: an interrupted run continues (--resume), and so do its evaluations.
-    declare -A BUDGET=([ppo-OpCount]="--algo ppo" [ppo-OpCountShaped]="--algo ppo --reward-space OpCountShaped")
     for name in ppo-OpCount ppo-OpCountShaped; do
         for seed in 0 1 2; do
             run=$name-seed$seed
             want "$run" || continue
-            # shellcheck disable=SC2086  # BUDGET values are words
-            [[ -f $RUNS/budget/$run/model.zip ]] || train "$run" ${BUDGET[$name]} --seed $seed \
+            # shellcheck disable=SC2086  # RL_FLAGS values are words
+            [[ -f $RUNS/budget/$run/model.zip ]] || train "$run" ${RL_FLAGS[$name]} --seed $seed \
                 --total-timesteps 20000 --checkpoint-every 2000 --out $RUNS/budget --resume
             evaluate_splits "$RUNS/budget/$run" "$AGENTS/rl/results/budget/$run"
         done

@@ -58,6 +58,7 @@ class Preset(NamedTuple):
 _AGENTS = Path(__file__).parent / "agents"
 _RESULTS, _GENERALIZE, _GNN = _AGENTS / "rl" / "results", _AGENTS / "rl" / "results" / "generalize", _AGENTS / "gnn" / "results"
 _BASELINES = (f"{_AGENTS}/default_pipeline/results-test.csv", f"{_AGENTS}/default_pipeline/results-heldout.csv")
+_GNN_GPT2 = f"{_GNN}/gnn-gpt2-seed*.csv"  # the graph agent at 4,000 steps on GPT-2, test and held-out
 
 
 def _rl(run: str, folder: Path = _RESULTS) -> str:
@@ -89,7 +90,7 @@ PRESETS: dict[str, Preset] = {
         _BASELINES,
         (
             ("MLP PPO, GPT-2", _rl("ppo-OpCount")),
-            ("GNN PPO, GPT-2", f"{_GNN}/gnn-gpt2-seed*.csv"),
+            ("GNN PPO, GPT-2", _GNN_GPT2),
             ("MLP PPO, six families", f"{_GENERALIZE}/six-ppo-seed*.csv"),
             ("GNN PPO, six families", f"{_GNN}/gnn-mixed-seed*.csv"),
         ),
@@ -102,7 +103,7 @@ PRESETS: dict[str, Preset] = {
             ("PPO, 20,000 steps", _rl("ppo-OpCount", _RESULTS / "budget")),
             ("PPO + shaping, 4,000 steps", _rl("ppo-OpCountShaped")),
             ("PPO + shaping, 20,000 steps", _rl("ppo-OpCountShaped", _RESULTS / "budget")),
-            ("GNN PPO, 4,000 steps", f"{_GNN}/gnn-gpt2-seed*.csv"),
+            ("GNN PPO, 4,000 steps", _GNN_GPT2),
             ("GNN PPO, 20,000 steps", f"{_GNN}/budget/gnn-gpt2-seed*.csv"),
         ),
         "PPO, PPO + shaping and the GNN by training budget (GPT-2 train split)",
