@@ -58,6 +58,7 @@ class Preset(NamedTuple):
 _AGENTS = Path(__file__).parent / "agents"
 _RESULTS, _GENERALIZE, _GNN = _AGENTS / "rl" / "results", _AGENTS / "rl" / "results" / "generalize", _AGENTS / "gnn" / "results"
 _BASELINES = (f"{_AGENTS}/default_pipeline/results-test.csv", f"{_AGENTS}/default_pipeline/results-heldout.csv")
+_WM = _AGENTS / "world_model" / "results"
 _GNN_GPT2 = f"{_GNN}/gnn-gpt2-seed*.csv"  # the graph agent at 4,000 steps on GPT-2, test and held-out
 
 
@@ -107,6 +108,15 @@ PRESETS: dict[str, Preset] = {
             ("GNN PPO, 20,000 steps", f"{_GNN}/budget/gnn-gpt2-seed*.csv"),
         ),
         "PPO, PPO + shaping and the GNN by training budget (GPT-2 train split)",
+    ),
+    "world_model": Preset(  # reproduce.sh world_model: score against real env steps (one run's checkpoints)
+        _BASELINES,
+        (
+            *((f"world model, {n:,} real steps", f"{_WM}/wm-xla-gpt2-v0-steps{n}-seed*-test.csv") for n in (750, 1000, 2000)),
+            ("world model, 4,000 real steps", f"{_WM}/wm-xla-gpt2-v0-seed*-test.csv"),
+            ("MLP PPO, 4,000 steps", f"{_RESULTS}/ppo-OpCount-seed*-test.csv"),
+        ),
+        "The world model by real env steps, beside the MLP PPO (GPT-2 train split)",
     ),
 }
 

@@ -162,7 +162,7 @@ def test_train_end_to_end_then_act_in_compiler_gym(tmp_path, small_env, capsys):
         f"--benchmarks={BENCHMARKS}", "--total-env-steps=50", "--initial-steps=30", "--steps-per-iteration=20",
         "--episode-length=10", "--heldout-fraction=0.3", "--ensemble=2", "--hidden=32", "--controller-hidden=32",
         "--model-epochs=5", "--batch-size=32", "--imagination-updates=3", "--imagination-batch=8", "--horizon=4",
-        f"--out={tmp_path}",
+        "--checkpoints=30,40", f"--out={tmp_path}",
     ])
     run = train(args)
     record = json.loads((run / "args.json").read_text())
@@ -171,6 +171,9 @@ def test_train_end_to_end_then_act_in_compiler_gym(tmp_path, small_env, capsys):
     assert result["real_env_steps"] == 50 and result["iterations"] == 2
     assert result["imagined_steps"] == 2 * 3 * 8 * 4 and "changed_recall" in result["heldout"]
     assert list((run / "tb").rglob("events.out.tfevents.*")), "TensorBoard logs"
+    assert sorted(p.name for p in (run / "checkpoints").iterdir()) == ["model-30.pt"]  # 40 is no iteration's end
+    early = WorldModelPolicy(str(run), checkpoint=30)
+    assert early.model.state_dict().keys() == WorldModelPolicy(str(run)).model.state_dict().keys()
     assert len(Transitions.load(run / "transitions.npz")) + len(Transitions.load(run / "heldout.npz")) == 50
     capsys.readouterr()
     assert evaluate_main([str(run)]) == 0
@@ -197,8 +200,13 @@ def test_flags_and_errors(tmp_path, capsys, monkeypatch):
     assert "--imagination-updates" in out and "(default: 2000)" in out
     with pytest.raises(SystemExit):
         parse_args(["--epsilon=2"])
+    with pytest.raises(SystemExit):
+        parse_args(["--checkpoints=1000,2k"])
+    assert "expected comma-separated step counts, got '1000,2k'" in capsys.readouterr().err
     with pytest.raises(ValueError, match="No model at"):
         WorldModelPolicy(Path(tmp_path))
+    with pytest.raises(ValueError, match="model-500.pt"):
+        WorldModelPolicy(Path(tmp_path), checkpoint=500)
     monkeypatch.delenv("XLA_GYM_WM_RUN", raising=False)
     with pytest.raises(ValueError, match="XLA_GYM_WM_RUN"):
         from_env()

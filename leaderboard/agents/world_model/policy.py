@@ -34,12 +34,14 @@ class WorldModelPolicy:
     run: str | Path
     #: Steps per benchmark (0: the run's ``episode_length``).
     episode_length: int = 0
+    #: Real env steps of the checkpoint to act with (``checkpoints/model-STEPS.pt``); 0: the final ``model.pt``.
+    checkpoint: int = 0
     #: torch CPU threads of this process (small networks: 1 avoids contending with XLA's).
     threads: int = 1
 
     def __post_init__(self) -> None:
         torch.set_num_threads(self.threads)
-        path = Path(self.run) / "model.pt"
+        path = Path(self.run) / (f"checkpoints/model-{self.checkpoint}.pt" if self.checkpoint else "model.pt")
         if not path.is_file():
             raise ValueError(f"No model at {path}: expected a run of leaderboard.agents.world_model.train")
         saved = torch.load(path, map_location="cpu", weights_only=False)

@@ -19,7 +19,8 @@ reward ``OpCount``, its ``action_mask`` in ``info``), then the loop:
 
 The run folder (``runs/wm-SUITE-seedN``) gets ``args.json`` (arguments and
 versions), ``tb/`` (TensorBoard: ``tensorboard --logdir RUN/tb``, x axis =
-real env steps), ``model.pt`` (both networks and the arguments),
+real env steps), ``model.pt`` (both networks and the arguments; also
+``checkpoints/model-STEPS.pt`` at the ``--checkpoints`` step counts),
 ``transitions.npz`` and ``heldout.npz`` (the real data, split), and
 ``result.json`` with the real env steps spent (the method's point is sample
 efficiency) and the final held-out metrics.
@@ -104,6 +105,9 @@ class Args:
     """reward penalty per unit of ensemble disagreement (pessimism, MOPO)"""
     threads: int = 1
     """torch CPU threads (the networks are small: more threads only contend with XLA's)"""
+    checkpoints: str = "750,1000,2000"
+    """real-step counts at which to save both networks too (checkpoints/model-STEPS.pt), comma-separated: the
+    same run then scores at smaller budgets (score against real env steps); steps fall on iteration ends"""
     max_minutes: float = 0.0
     """if > 0, stop collecting after this many minutes (the steps spent are in result.json)"""
     out: str = str(Path(__file__).resolve().parent / "runs")
@@ -116,11 +120,25 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
     args = Args(**vars(parser.parse_args(argv)))
     if args.total_env_steps < 1 or args.initial_steps < 1 or args.steps_per_iteration < 1:
         parser.error("--total-env-steps, --initial-steps and --steps-per-iteration must be >= 1")
+    try:
+        checkpoint_steps(args)
+    except ValueError:
+        parser.error(f"--checkpoints: expected comma-separated step counts, got {args.checkpoints!r}")
     if args.threads < 1:
         parser.error(f"--threads: expected >= 1, got {args.threads}")
     if not 0.0 <= args.epsilon <= 1.0:
         parser.error(f"--epsilon: expected a probability, got {args.epsilon}")
     return args
+
+
+def checkpoint_steps(args: Args) -> set[int]:
+    """The real-step counts of ``--checkpoints``."""
+    return {int(s) for s in args.checkpoints.split(",") if s.strip()}
+
+
+def _save(path: Path, args: Args, model: WorldModel, ac: ctl.ActorCritic) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    torch.save({"args": dataclasses.asdict(args), "world_model": model.state_dict(), "controller": ac.state_dict()}, path)
 
 
 def run_name(args: Args) -> str:
@@ -204,6 +222,8 @@ def train(args: Args) -> Path:
                 writer.add_scalar(f"model/{k}", v, real_steps)
             print(f"iteration {iteration}: {real_steps} real steps, model loss {history[-1]['loss']:.4f}, "
                   f"held out {json.dumps({k: round(v, 4) for k, v in metrics.items()})}", file=sys.stderr)
+            if real_steps in checkpoint_steps(args):
+                _save(run / "checkpoints" / f"model-{real_steps}.pt", args, model, ac)
             out_of_time = args.max_minutes > 0 and time.monotonic() - started > 60 * args.max_minutes
             if real_steps >= args.total_env_steps or out_of_time:
                 break
@@ -216,7 +236,7 @@ def train(args: Args) -> Path:
     finally:
         env.close()
         writer.close()
-    torch.save({"args": dataclasses.asdict(args), "world_model": model.state_dict(), "controller": ac.state_dict()}, run / "model.pt")
+    _save(run / "model.pt", args, model, ac)
     train_data.save(run / "transitions.npz")
     heldout.save(run / "heldout.npz")
     result = {
