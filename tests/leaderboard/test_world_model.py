@@ -111,6 +111,10 @@ def test_model_loss_goes_down_and_heldout_metrics(real_data):
     assert m["op_change_mae"] == pytest.approx(float(np.abs(held.reward).mean()))
     with pytest.raises(ValueError, match="No transitions"):
         fit(model, torch.optim.Adam(model.parameters()), Transitions.empty(), 1, 8, torch.Generator())
+    # One minibatch an epoch (the batch holds all the data): min_updates adds epochs, never removes them.
+    whole = len(train_part)
+    assert len(fit(model, torch.optim.Adam(model.parameters()), train_part, 1, whole, torch.Generator(), min_updates=7)) == 7
+    assert len(fit(model, torch.optim.Adam(model.parameters()), train_part, 3, whole, torch.Generator(), min_updates=2)) == 3
 
 
 class _Bandit(torch.nn.Module):

@@ -117,17 +117,21 @@ def fit(
     epochs: int,
     batch_size: int,
     generator: torch.Generator,
+    min_updates: int = 0,
 ) -> list[dict[str, float]]:
     """Train for ``epochs`` passes over ``data`` (members draw their own bootstrap
-    minibatches). Returns the mean losses of every epoch, averaged over members."""
+    minibatches), and for more passes if that is fewer than ``min_updates``
+    gradient steps: on the few hundred transitions of a small budget an epoch
+    is one minibatch, and 20 steps leave the model at its initialization.
+    Returns the mean losses of every epoch, averaged over members."""
     if len(data) == 0:
         raise ValueError("No transitions to train the world model on")
     t = targets(data)
     n = len(data)
+    batches = max(n // batch_size, 1)
     history = []
-    for _ in range(epochs):
+    for _ in range(max(epochs, -(-min_updates // batches))):
         sums: dict[str, float] = {}
-        batches = max(n // batch_size, 1)
         scale = 1.0 / (batches * len(model.members))
         for _ in range(batches):
             optimizer.zero_grad()

@@ -81,6 +81,8 @@ class Args:
     """world model: Adam's learning rate"""
     model_epochs: int = 20
     """world model: epochs over the data per iteration"""
+    model_min_updates: int = 500
+    """world model: at least this many gradient steps per iteration (more epochs when the data is small)"""
     batch_size: int = 256
     """world model: minibatch size (per member)"""
     controller_hidden: int = 256
@@ -208,7 +210,8 @@ def train(args: Args) -> Path:
         real_steps, iteration, metrics, imagined = len(data), 0, {}, 0
         while True:
             train_data, heldout = data.split(args.heldout_fraction, args.seed)
-            history = fit(model, model_opt, Transitions.concat([train_data, offline]), args.model_epochs, args.batch_size, gen)
+            history = fit(model, model_opt, Transitions.concat([train_data, offline]), args.model_epochs, args.batch_size, gen,
+                          args.model_min_updates)
             metrics = model_metrics(model, heldout) if len(heldout) else {}
             starts = torch.as_tensor(train_data.starts())
             for i in range(args.imagination_updates):
