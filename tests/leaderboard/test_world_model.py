@@ -111,6 +111,11 @@ def test_model_loss_goes_down_and_heldout_metrics(real_data):
     assert m["op_change_mae"] == pytest.approx(float(np.abs(held.reward).mean()))
     with pytest.raises(ValueError, match="No transitions"):
         fit(model, torch.optim.Adam(model.parameters()), Transitions.empty(), 1, 8, torch.Generator())
+    # changed_probs (first layer split by state and pass) is the members' "changed" head, pass by pass.
+    x = torch.as_tensor(held.state[:5])
+    for a in (0, 17, N_ACTIONS - 1):
+        _, logit, _ = model(x, torch.full((5,), a))
+        assert torch.allclose(model.changed_probs(x)[:, a], torch.sigmoid(logit).mean(0), atol=1e-6)
     # One minibatch an epoch (the batch holds all the data): min_updates adds epochs, never removes them.
     whole = len(train_part)
     assert len(fit(model, torch.optim.Adam(model.parameters()), train_part, 1, whole, torch.Generator(), min_updates=7)) == 7

@@ -19,6 +19,7 @@ delta measures how far from the data an imagined state is (MBPO, MOPO).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 import torch
@@ -77,12 +78,19 @@ class WorldModel(nn.Module):
 
     @torch.no_grad()
     def changed_probs(self, x: torch.Tensor) -> torch.Tensor:
-        """[B, A]: the probability that each pass changes each state (ensemble mean)."""
-        b = x.shape[0]
-        xs = x.repeat_interleave(N_ACTIONS, dim=0)
-        actions = torch.arange(N_ACTIONS).repeat(b)
-        _, logit, _ = self(xs, actions)
-        return torch.sigmoid(logit).mean(0).reshape(b, N_ACTIONS)
+        """[B, A]: the probability that each pass changes each state (ensemble mean).
+
+        The imagination's hot spot (every imagined state, every pass), so the
+        first layer is split: W [x; onehot(a)] = W_x x + W_a[:, a], the state's
+        part computed once for all passes, and the delta and reward heads skipped."""
+        probs = []
+        for member in self.members:
+            m = cast(_Member, member)
+            first = cast(nn.Linear, m.body[0])
+            w_x, w_a = first.weight[:, :N_FEATURES], first.weight[:, N_FEATURES:]
+            h = (x @ w_x.T + first.bias).unsqueeze(1) + w_a.T.unsqueeze(0)  # [B, A, H]
+            probs.append(torch.sigmoid(m.changed(m.body[1:](h)).squeeze(-1)))  # SiLU, Linear, SiLU, head
+        return torch.stack(probs).mean(0)
 
 
 def targets(data: Transitions) -> dict[str, torch.Tensor]:
