@@ -259,7 +259,7 @@ gnn)  # the graph agent, trained as the MLP PPO (4,000 steps) on GPT-2 and on al
     # side by side with the MLP PPO of the same budget and seeds (the rl and generalize stages)
     $PY -m leaderboard.seeds --preset gnn --figure leaderboard/figures/gnn.png
     ;;
-world_model)  # Dyna: 4000 real env steps per seed (the RL runs' budget, checkpoints at 750, 1000 and 2000), the full test split
+world_model)  # Dyna: 4000 real env steps per seed (the RL runs' budget; checkpoints at 750, 1000, 2000), the full test split
     WM=$AGENTS/world_model
     for seed in 0 1 2; do
         run=$WM/runs/wm-xla-gpt2-v0-seed$seed
@@ -268,10 +268,12 @@ world_model)  # Dyna: 4000 real env steps per seed (the RL runs' budget, checkpo
                 --total-env-steps 4000 --seed $seed --out $WM/runs
             $PY -m leaderboard.agents.world_model.evaluate "$run" > "$run/heldout-metrics.json"
         fi
-        # the final controller, then the same run's checkpoints: its score at fewer real steps
+        # the final controller, then the run's checkpoints (train.py --checkpoints): its score at fewer real steps
         evaluate $WM/results/wm-xla-gpt2-v0-seed$seed-test.csv \
             "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run')"
-        for steps in 750 1000 2000; do
+        for checkpoint in "$run"/checkpoints/model-*.pt; do
+            steps=${checkpoint##*/model-}
+            steps=${steps%.pt}
             evaluate $WM/results/wm-xla-gpt2-v0-steps$steps-seed$seed-test.csv \
                 "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', checkpoint=$steps)"
         done

@@ -203,7 +203,7 @@ def train(args: Args) -> Path:
     ac = ctl.ActorCritic(args.controller_hidden)
     ac_opt = torch.optim.Adam(ac.parameters(), lr=args.controller_lr)
     config = ctl.ImagineConfig(args.horizon, args.change_threshold, args.gamma, args.lam, args.entropy_coef, args.disagreement_penalty)
-    started = time.monotonic()
+    started, checkpoints = time.monotonic(), checkpoint_steps(args)
     env = _env(args)
     try:
         data = collect(env, min(args.initial_steps, args.total_env_steps), random_chooser, rng, progress="random steps")
@@ -225,7 +225,7 @@ def train(args: Args) -> Path:
                 writer.add_scalar(f"model/{k}", v, real_steps)
             print(f"iteration {iteration}: {real_steps} real steps, model loss {history[-1]['loss']:.4f}, "
                   f"held out {json.dumps({k: round(v, 4) for k, v in metrics.items()})}", file=sys.stderr)
-            if real_steps in checkpoint_steps(args):
+            if real_steps in checkpoints:
                 _save(run / "checkpoints" / f"model-{real_steps}.pt", args, model, ac)
             out_of_time = args.max_minutes > 0 and time.monotonic() - started > 60 * args.max_minutes
             if real_steps >= args.total_env_steps or out_of_time:
