@@ -282,6 +282,27 @@ def test_adaptive_rejects_bad_settings():
         adaptive(candidates, lambda c: truth[c.key], per_round=2, exploit=3)
 
 
+@pytest.mark.parametrize("seed", range(5))
+def test_a_mutant_is_the_order_with_a_few_edits(seed):
+    from leaderboard.agents.runtime.search import mutant
+
+    order = list(range(10, 30))
+    rng = np.random.default_rng(seed)
+    changed = 0
+    for _ in range(20):
+        edited = mutant(order, 64, rng, max_edits=3)
+        changed += edited != order  # an insert and a delete may cancel out, rarely
+        assert abs(len(edited) - len(order)) <= 3 and all(0 <= a < 64 for a in edited)
+        # at most 3 edits: the longest common subsequence keeps all but 3 of the order
+        lcs = [[0] * (len(edited) + 1) for _ in range(len(order) + 1)]
+        for i, a in enumerate(order):
+            for j, b in enumerate(edited):
+                lcs[i + 1][j + 1] = lcs[i][j] + 1 if a == b else max(lcs[i][j + 1], lcs[i + 1][j])
+        assert lcs[-1][-1] >= len(order) - 3
+    assert changed >= 15
+    assert mutant([5], 64, np.random.default_rng(0), max_edits=1)  # never empties a one-pass order
+
+
 def test_critical_path_counts_the_edges_of_the_longest_chain():
     from leaderboard.agents.runtime.features import critical_path
 
@@ -351,6 +372,14 @@ def test_adaptive_counts_fewer_real_measurements_on_the_same_candidates(runtime_
     assert with_graph[0].key == candidates[0].key
     assert with_graph[0].features.shape == (len(FEATURE_NAMES) + len(GRAPH_FEATURE_NAMES),)
     assert np.array_equal(with_graph[0].features[: len(FEATURE_NAMES)], candidates[0].features)
+    # around the default: every other sequence is the default order with a few edits
+    default = candidates[0].actions
+    mutants = propose(env, 4, 6, seed=0, mutate=1.0)
+    assert mutants[0].actions == default and len(mutants) >= 2
+    assert all(abs(len(m.actions) - len(default)) <= 3 for m in mutants[1:])
+    assert any(len(c.actions) < len(default) - 3 for c in candidates[1:])  # random ones are short
+    with pytest.raises(ValueError, match="mutate must be in"):
+        propose(env, 2, 6, mutate=1.5)
     # the default pipeline removes ops: fewer operand edges than the start module
     assert with_graph[0].features[len(FEATURE_NAMES)] < 0
 
@@ -435,7 +464,8 @@ def test_policy_leaves_a_valid_replayable_state(runtime_env, tmp_path):
 
 @pytest.mark.parametrize(
     "bad",
-    [{"mode": "all"}, {"baseline": "median"}, {"budget": 0}, {"repetitions": 0}, {"refresh_every": -1}, {"finalists": 0}],
+    [{"mode": "all"}, {"baseline": "median"}, {"budget": 0}, {"repetitions": 0}, {"refresh_every": -1}, {"finalists": 0},
+     {"mutate": 1.5}, {"explore": -0.1}],
 )
 def test_policy_rejects_bad_settings(bad):
     from leaderboard.agents.runtime.policy import RuntimeSearch
@@ -455,6 +485,8 @@ def test_script_flags_show_defaults_and_reject_bad_values(capsys):
     assert "(default: 8)" in capsys.readouterr().out
     with pytest.raises(SystemExit):
         parse_args(["--baseline", "median"])
+    with pytest.raises(SystemExit):
+        parse_args(["--mutate", "2"])
 
 
 def test_plot_draws_a_report_and_refuses_an_empty_one(tmp_path):
@@ -470,3 +502,27 @@ def test_plot_draws_a_report_and_refuses_an_empty_one(tmp_path):
     report = json.loads(committed.read_text())
     with pytest.raises(ValueError, match="with rows, got none"):
         plot({**report, "rows": []}, tmp_path / "empty.png")
+
+    from leaderboard.agents.runtime.plot import table
+
+    faster = dict(report["rows"][0], speedup=1.2, low=1.1, high=1.3, within_noise=False)
+    lines = table({**report, "rows": [faster, *report["rows"][1:]]})
+    assert "1.200 [1.100, 1.300] | **no: faster**" in lines[2]
+    assert lines[-2].startswith(f"- {faster['mode']}: ") and lines[-2].endswith("; 1 final speedups above 1.0 beyond noise")
+    with pytest.raises(ValueError, match="with rows, got none"):
+        table({**report, "rows": []})
+
+
+@pytest.mark.parametrize("report", ["runtime-sample1.json", "runtime-sample1-mutate.json"])
+def test_readme_tables_are_the_reports_tables(report):
+    import json
+    from pathlib import Path
+
+    from leaderboard.agents.runtime.plot import table
+
+    folder = Path(__file__).parents[2] / "leaderboard/agents/runtime"
+    if not (folder / "results" / report).is_file():
+        pytest.skip(f"{report} is not committed")
+    lines = table(json.loads((folder / "results" / report).read_text()))
+    assert "\n".join(lines) in (folder / "README.md").read_text()
+    assert lines[-1].startswith("- adaptive: ") and "beyond noise" in lines[-1]

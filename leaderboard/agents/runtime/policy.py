@@ -5,7 +5,8 @@
 On forks of the env it is handed (its state is the start), the policy
 measures the start module ``baseline_rounds`` times (and once more after
 every ``refresh_every`` candidate measurements, 0: never), proposes ``candidates``
-random pass sequences (:func:`search.propose`), finds the fastest with
+random pass sequences (:func:`search.propose`; a ``mutate`` fraction of them
+XLA's default order with a few edits), finds the fastest with
 ``mode`` ``exhaustive`` (measure all, (a)) or ``adaptive`` (clusters, cost
 model, ``budget`` measurements, (b)), then measures the winner again apart
 from the search: ``final_rounds`` interleaved rounds against the baseline,
@@ -57,6 +58,7 @@ class RuntimeSearch:
     tolerance: float = 0.0
     seed: int = 0
     explore: float = 0.2
+    mutate: float = 0.0
     refresh_every: int = 4
     graph: bool = False
     finalists: int = 1
@@ -72,6 +74,9 @@ class RuntimeSearch:
         for name in ("candidates", "max_length", "budget", "per_round", "repetitions", "baseline_rounds", "final_rounds", "finalists"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        for name in ("explore", "mutate"):
+            if not 0 <= getattr(self, name) <= 1:
+                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
         if self.refresh_every < 0:
             raise ValueError(f"refresh_every must be >= 0, got {self.refresh_every}")
 
@@ -79,7 +84,10 @@ class RuntimeSearch:
         base = env.fork()
         try:
             base.send_param("xla.runtime.repetitions", str(self.repetitions))
-            candidates = propose(base, self.candidates, self.max_length, seed=self.seed, explore=self.explore, graph=self.graph)
+            candidates = propose(
+                base, self.candidates, self.max_length, seed=self.seed, explore=self.explore,
+                graph=self.graph, mutate=self.mutate,
+            )
             report = self.search(base, candidates, prior=load_measurements(self.prior) if self.prior else None)
         finally:
             base.close()

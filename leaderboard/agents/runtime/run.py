@@ -62,6 +62,8 @@ class Args:
     """longest random pass sequence of a candidate"""
     explore: float = 0.2
     """probability that a proposed pass is any of the 64, not one of the default pipeline's"""
+    mutate: float = 0.0
+    """fraction of the proposed sequences that are XLA's default order with 1-3 random edits (local search around it)"""
     budget: int = 8
     """measurements of the adaptive mode (b)"""
     per_round: int = 4
@@ -113,6 +115,9 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
     for name in ("candidates", "max_length", "budget", "per_round", "repetitions", "baseline_rounds", "final_rounds", "finalists"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1")
+    for name in ("explore", "mutate"):
+        if not 0 <= getattr(args, name) <= 1:
+            parser.error(f"--{name}: expected a fraction in [0, 1], got {getattr(args, name)}")
     return args
 
 
@@ -138,7 +143,7 @@ def run(args: Args) -> dict[str, Any]:
         uris = uris[: args.max_benchmarks]
     if args.benchmarks:
         uris = [u for u in args.benchmarks.split(",") if u]
-    settings = {k: getattr(args, k) for k in ("max_length", "explore", "budget", "per_round", "exploit", "promising", "alpha",
+    settings = {k: getattr(args, k) for k in ("max_length", "explore", "mutate", "budget", "per_round", "exploit", "promising", "alpha",
                                                "repetitions", "baseline_rounds", "final_rounds", "baseline", "confidence",
                                                "tolerance", "refresh_every", "graph", "finalists", "seed")}
     rows: list[dict[str, Any]] = []
@@ -151,7 +156,10 @@ def run(args: Args) -> dict[str, Any]:
             env.reset(benchmark=uri)
             env.send_param("xla.runtime.repetitions", str(args.repetitions))
             t = time.time()
-            candidates = propose(env, args.candidates, args.max_length, seed=args.seed, explore=args.explore, graph=args.graph)
+            candidates = propose(
+                env, args.candidates, args.max_length, seed=args.seed, explore=args.explore,
+                graph=args.graph, mutate=args.mutate,
+            )
             propose_seconds = time.time() - t
             modes = ("exhaustive", "adaptive") if n % 2 == 0 else ("adaptive", "exhaustive")
             prior = (np.vstack([g[0] for g in groups]), np.concatenate([g[1] for g in groups])) if args.transfer and groups else None
