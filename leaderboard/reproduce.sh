@@ -197,6 +197,12 @@ runtime)  # Chameleon-style runtime search, (a) exhaustive vs (b) adaptive on th
         --repetitions 5 --final-rounds 5 --baseline default --seed 0 \
         --out $AGENTS/runtime/results/runtime-sample1.json
     $PY -m leaderboard.agents.runtime.plot $AGENTS/runtime/results/runtime-sample1.json
+    # the same around XLA's default: half the candidates are its order with 1-3 edits;
+    # 10 runs an observation, 10 interleaved final rounds (narrower intervals)
+    $PY -m leaderboard.agents.runtime.run --sample 1 --sample-seed 0 --candidates 32 --budget 8 --mutate 0.5 \
+        --repetitions 10 --final-rounds 10 --baseline default --seed 0 \
+        --out $AGENTS/runtime/results/runtime-sample1-mutate.json
+    $PY -m leaderboard.agents.runtime.plot $AGENTS/runtime/results/runtime-sample1-mutate.json
     ;;
 rescore)  # results made under an older op count rule: the same commandlines, current rewards
     for results in $AGENTS/*/results-*.csv $AGENTS/rl/results/*.csv; do
@@ -268,14 +274,18 @@ world_model)  # Dyna: 4000 real env steps per seed (the RL runs' budget; checkpo
                 --total-env-steps 4000 --seed $seed --out $WM/runs
             $PY -m leaderboard.agents.world_model.evaluate "$run" > "$run/heldout-metrics.json"
         fi
-        # the final controller, then the run's checkpoints (train.py --checkpoints): its score at fewer real steps
-        evaluate $WM/results/wm-xla-gpt2-v0-seed$seed-test.csv \
-            "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run')"
-        for checkpoint in "$run"/checkpoints/model-*.pt; do
-            steps=${checkpoint##*/model-}
-            steps=${steps%.pt}
-            evaluate $WM/results/wm-xla-gpt2-v0-steps$steps-seed$seed-test.csv \
-                "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', checkpoint=$steps)"
+        # the final controller, then the run's checkpoints (train.py --checkpoints): its score at fewer real
+        # steps; each also planning with the model (plan='lookahead': one-step model-predictive control)
+        for plan in actor lookahead; do
+            tag=wm-xla-gpt2-v0$([[ $plan == actor ]] || echo "-$plan")
+            evaluate $WM/results/$tag-seed$seed-test.csv \
+                "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', plan='$plan')"
+            for checkpoint in "$run"/checkpoints/model-*.pt; do
+                steps=${checkpoint##*/model-}
+                steps=${steps%.pt}
+                evaluate $WM/results/$tag-steps$steps-seed$seed-test.csv \
+                    "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', checkpoint=$steps, plan='$plan')"
+            done
         done
         for results in $WM/results/wm-xla-gpt2-v0-*seed$seed-test.csv; do
             want "$results" || continue

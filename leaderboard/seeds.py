@@ -114,6 +114,9 @@ PRESETS: dict[str, Preset] = {
         (
             *((f"world model, {n:,} real steps", f"{_WM}/wm-xla-gpt2-v0-steps{n}-seed*-test.csv") for n in (750, 1000, 2000)),
             ("world model, 4,000 real steps", f"{_WM}/wm-xla-gpt2-v0-seed*-test.csv"),
+            *((f"world model + lookahead, {n:,} real steps", f"{_WM}/wm-xla-gpt2-v0-lookahead-steps{n}-seed*-test.csv")
+              for n in (750, 1000, 2000)),
+            ("world model + lookahead, 4,000 real steps", f"{_WM}/wm-xla-gpt2-v0-lookahead-seed*-test.csv"),
             ("MLP PPO, 4,000 steps", f"{_RESULTS}/ppo-OpCount-seed*-test.csv"),
         ),
         "The world model by real env steps, beside the MLP PPO (GPT-2 train split)",

@@ -14,6 +14,7 @@ from leaderboard.agents.world_model.data import (
     N_FEATURES,
     Transitions,
     collect,
+    features,
     from_export,
     op_counts,
     random_chooser,
@@ -201,6 +202,24 @@ def test_train_end_to_end_then_act_in_compiler_gym(tmp_path, small_env, capsys):
         assert not env.step(action)[3]["action_had_no_effect"]
     assert env.observation["OpCount"] == final
 
+    # model-predictive: passes ranked by the predicted one-step return, changing ones first
+    planner = WorldModelPolicy(str(run), episode_length=6, plan="lookahead")
+    env.reset()
+    x = features(env.observation["OpcodeCounts"], env.observation["OpCount"])
+    xt = torch.as_tensor(x).unsqueeze(0)
+    scores = planner.lookahead(xt)
+    a = int(np.argmax(scores))
+    one = planner.model.step(xt, torch.tensor([a]), threshold=planner.args["change_threshold"])
+    expected = one.p_changed * one.reward_pct + planner.args["gamma"] * planner.controller.value(one.next_state)
+    assert scores[a] == pytest.approx(float(expected[0]), rel=1e-4, abs=1e-5)
+    changes = planner.model.changed_probs(xt)[0].numpy() >= planner.args["change_threshold"]
+    order = planner.preferences(x)
+    flagged = [b for b in order if changes[b]]
+    assert order[: len(flagged)] == sorted(flagged, key=lambda b: -scores[b])
+    assert sorted(order) == list(range(N_ACTIONS))
+    planner(env)
+    assert env.observation["OpCount"] <= start
+
 
 def test_flags_and_errors(tmp_path, capsys, monkeypatch):
     with pytest.raises(SystemExit):
@@ -214,6 +233,8 @@ def test_flags_and_errors(tmp_path, capsys, monkeypatch):
     assert "expected comma-separated step counts, got '1000,2k'" in capsys.readouterr().err
     with pytest.raises(ValueError, match="No model at"):
         WorldModelPolicy(Path(tmp_path))
+    with pytest.raises(ValueError, match="plan: expected one of actor, lookahead, got 'greedy'"):
+        WorldModelPolicy(Path(tmp_path), plan="greedy")
     with pytest.raises(ValueError, match="model-500.pt"):
         WorldModelPolicy(Path(tmp_path), checkpoint=500)
     monkeypatch.delenv("XLA_GYM_WM_RUN", raising=False)

@@ -10,6 +10,12 @@ never a pass that just left the real module unchanged (or that XLA failed
 on) from the same state. After ``episode_length`` steps (default: the run's)
 the best state on the trajectory (fewest ops) is kept: the env is reset and
 the best prefix of changing passes replayed, so the result replays exactly.
+
+With ``plan="lookahead"`` the model also plans (one-step model-predictive
+control): each pass is scored by its predicted return, P(changed) x the
+predicted reduction + gamma x the critic's value of the predicted next state
+(ensemble means), and the passes are tried best score first, those predicted
+to change the module before the rest, as with the actor.
 """
 from __future__ import annotations
 
@@ -23,10 +29,12 @@ from compiler_gym.envs import CompilerEnv
 
 from leaderboard.agents.common import act_keep_best, op_count
 from leaderboard.agents.world_model.controller import ActorCritic
-from leaderboard.agents.world_model.data import features
+from leaderboard.agents.world_model.data import N_ACTIONS, features
 from leaderboard.agents.world_model.model import WorldModel
 
-__all__ = ["WorldModelPolicy", "from_env"]
+__all__ = ["PLANS", "WorldModelPolicy", "from_env"]
+
+PLANS = ("actor", "lookahead")
 
 
 @dataclass
@@ -38,8 +46,12 @@ class WorldModelPolicy:
     checkpoint: int = 0
     #: torch CPU threads of this process (small networks: 1 avoids contending with XLA's).
     threads: int = 1
+    #: "actor": the controller's preference; "lookahead": the model's one-step predicted return.
+    plan: str = "actor"
 
     def __post_init__(self) -> None:
+        if self.plan not in PLANS:
+            raise ValueError(f"plan: expected one of {', '.join(PLANS)}, got {self.plan!r}")
         torch.set_num_threads(self.threads)
         path = Path(self.run) / (f"checkpoints/model-{self.checkpoint}.pt" if self.checkpoint else "model.pt")
         if not path.is_file():
@@ -58,10 +70,19 @@ class WorldModelPolicy:
     def preferences(self, x: np.ndarray) -> list[int]:
         """Every pass, those predicted to change the state first, each group by the actor."""
         xt = torch.as_tensor(x).unsqueeze(0)
-        logits = self.controller.actor(xt)[0].numpy()
+        scores = self.controller.actor(xt)[0].numpy() if self.plan == "actor" else self.lookahead(xt)
         changes = self.model.changed_probs(xt)[0].numpy() >= self.args["change_threshold"]
-        order = np.argsort(-logits, kind="stable")
+        order = np.argsort(-scores, kind="stable")
         return [int(a) for a in order if changes[a]] + [int(a) for a in order if not changes[a]]
+
+    @torch.no_grad()
+    def lookahead(self, xt: torch.Tensor) -> np.ndarray:
+        """[A]: each pass's predicted return from state ``xt`` [1, F]: P(changed) x reward
+        + gamma x V(predicted next state), the ensemble's mean prediction."""
+        actions = torch.arange(N_ACTIONS)
+        pred = self.model.step(xt.expand(N_ACTIONS, -1), actions, threshold=self.args["change_threshold"])
+        values = self.controller.value(pred.next_state)
+        return (pred.p_changed * pred.reward_pct + self.args["gamma"] * values).numpy()
 
     def __call__(self, env: CompilerEnv) -> None:
         def choose(futile: set[int]) -> int | None:
