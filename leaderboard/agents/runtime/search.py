@@ -8,7 +8,7 @@ from all of them; with ``include_default``, the default pipeline's own order
 ``mutate`` fraction of the sequences are instead the default order with 1 to
 3 random edits (insert any pass, delete one, append any pass: a local search
 around the compiler's own choice, which short random sequences rarely
-reach: measured, the default module runs faster than most of them). Each is
+reach). Each is
 applied on a fork; the distinct modules they make are kept (by HLO text; the
 start module excluded: it is the baseline), with their features. A ``measure`` callable gives a candidate's
 ``log(runtime / baseline runtime)``; each call is one real measurement.
@@ -131,7 +131,7 @@ def propose(
 
 def mutant(order: Sequence[int], n_actions: int, rng: np.random.Generator, max_edits: int = 3) -> list[int]:
     """``order`` with 1 to ``max_edits`` random edits: insert any of ``n_actions``
-    passes anywhere, delete one pass (never the last), or append any pass."""
+    passes anywhere, delete one pass (unless it is the only one), or append any pass."""
     actions = list(order)
     for _ in range(int(rng.integers(1, max_edits + 1))):
         edit = int(rng.integers(3))

@@ -68,7 +68,8 @@ class WorldModelPolicy:
 
     @torch.no_grad()
     def preferences(self, x: np.ndarray) -> list[int]:
-        """Every pass, those predicted to change the state first, each group by the actor."""
+        """Every pass, those predicted to change the state first, each group best first
+        (by the actor's logits, or with ``plan="lookahead"`` by :meth:`lookahead`)."""
         xt = torch.as_tensor(x).unsqueeze(0)
         scores = self.controller.actor(xt)[0].numpy() if self.plan == "actor" else self.lookahead(xt)
         changes = self.model.changed_probs(xt)[0].numpy() >= self.args["change_threshold"]
