@@ -81,7 +81,8 @@ def test_main_prints_the_table_and_draws_the_figure(tmp_path, capsys):
 
 @pytest.mark.parametrize(
     "preset, readme",
-    [("generalize", "README.md"), ("rl", "README.md"), ("gnn", "agents/gnn/README.md"), ("world_model", "agents/world_model/README.md")],
+    [("generalize", "README.md"), ("rl", "README.md"), ("budget", "README.md"), ("gnn", "agents/gnn/README.md"),
+     ("world_model", "agents/world_model/README.md")],
 )
 def test_the_readme_tables_are_the_presets(preset, readme, capsys):
     """The READMEs' across-seed tables are the committed results', unedited."""
