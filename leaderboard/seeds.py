@@ -67,6 +67,12 @@ def _rl(run: str, folder: Path = _RESULTS) -> str:
     return f"{folder}/{run}-seed*-test.csv,{folder}/{run}-seed*-heldout.csv"
 
 
+def _world_model(label: str, tag: str) -> tuple[tuple[str, str], ...]:
+    """A world-model run's rows: its checkpoints (reproduce.sh world_model), then its final model."""
+    checkpoints = tuple((f"{label}, {n:,} real steps", f"{_WM}/{tag}-steps{n}-seed*-test.csv") for n in (750, 1000, 2000))
+    return (*checkpoints, (f"{label}, 4,000 real steps", f"{_WM}/{tag}-seed*-test.csv"))
+
+
 #: The README's across-seed tables (``--preset NAME``), each beside the reproduce.sh stage that fills it.
 PRESETS: dict[str, Preset] = {
     "generalize": Preset(  # reproduce.sh generalize: PPO by training set
@@ -112,11 +118,8 @@ PRESETS: dict[str, Preset] = {
     "world_model": Preset(  # reproduce.sh world_model: score against real env steps (one run's checkpoints)
         _BASELINES,
         (
-            *((f"world model, {n:,} real steps", f"{_WM}/wm-xla-gpt2-v0-steps{n}-seed*-test.csv") for n in (750, 1000, 2000)),
-            ("world model, 4,000 real steps", f"{_WM}/wm-xla-gpt2-v0-seed*-test.csv"),
-            *((f"world model + lookahead, {n:,} real steps", f"{_WM}/wm-xla-gpt2-v0-lookahead-steps{n}-seed*-test.csv")
-              for n in (750, 1000, 2000)),
-            ("world model + lookahead, 4,000 real steps", f"{_WM}/wm-xla-gpt2-v0-lookahead-seed*-test.csv"),
+            *_world_model("world model", "wm-xla-gpt2-v0"),
+            *_world_model("world model + lookahead", "wm-xla-gpt2-v0-lookahead"),
             ("MLP PPO, 4,000 steps", f"{_RESULTS}/ppo-OpCount-seed*-test.csv"),
         ),
         "The world model by real env steps, beside the MLP PPO (GPT-2 train split)",

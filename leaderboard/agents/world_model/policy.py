@@ -71,19 +71,25 @@ class WorldModelPolicy:
         """Every pass, those predicted to change the state first, each group best first
         (by the actor's logits, or with ``plan="lookahead"`` by :meth:`lookahead`)."""
         xt = torch.as_tensor(x).unsqueeze(0)
-        scores = self.controller.actor(xt)[0].numpy() if self.plan == "actor" else self.lookahead(xt)
-        changes = self.model.changed_probs(xt)[0].numpy() >= self.args["change_threshold"]
+        if self.plan == "actor":
+            scores, p_changed = self.controller.actor(xt)[0].numpy(), self.model.changed_probs(xt)[0].numpy()
+        else:
+            scores, p_changed = self._lookahead(xt)  # its prediction already holds P(changed)
+        changes = p_changed >= self.args["change_threshold"]
         order = np.argsort(-scores, kind="stable")
         return [int(a) for a in order if changes[a]] + [int(a) for a in order if not changes[a]]
 
-    @torch.no_grad()
     def lookahead(self, xt: torch.Tensor) -> np.ndarray:
         """[A]: each pass's predicted return from state ``xt`` [1, F]: P(changed) x reward
         + gamma x V(predicted next state), the ensemble's mean prediction."""
-        actions = torch.arange(N_ACTIONS)
-        pred = self.model.step(xt.expand(N_ACTIONS, -1), actions, threshold=self.args["change_threshold"])
-        values = self.controller.value(pred.next_state)
-        return (pred.p_changed * pred.reward_pct + self.args["gamma"] * values).numpy()
+        return self._lookahead(xt)[0]
+
+    @torch.no_grad()
+    def _lookahead(self, xt: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
+        """(:meth:`lookahead`'s scores, P(changed) of every pass) from one prediction."""
+        pred = self.model.step(xt.expand(N_ACTIONS, -1), torch.arange(N_ACTIONS), threshold=self.args["change_threshold"])
+        scores = pred.p_changed * pred.reward_pct + self.args["gamma"] * self.controller.value(pred.next_state)
+        return scores.numpy(), pred.p_changed.numpy()
 
     def __call__(self, env: CompilerEnv) -> None:
         def choose(futile: set[int]) -> int | None:
