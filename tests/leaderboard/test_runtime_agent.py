@@ -513,7 +513,7 @@ def test_plot_draws_a_report_and_refuses_an_empty_one(tmp_path):
         table({**report, "rows": []})
 
 
-@pytest.mark.parametrize("report", ["runtime-sample1.json", "runtime-sample1-mutate.json"])
+@pytest.mark.parametrize("report", ["runtime-sample1.json", "runtime-sample1-mutate.json", "runtime-resnet3-mutate.json"])
 def test_readme_tables_are_the_reports_tables(report):
     import json
     from pathlib import Path

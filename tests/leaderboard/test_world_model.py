@@ -1,6 +1,7 @@
 """The world-model agent: model training, imagination, acting, and the train script (tiny budgets)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -219,6 +220,44 @@ def test_train_end_to_end_then_act_in_compiler_gym(tmp_path, small_env, capsys):
     assert order != WorldModelPolicy(str(run), episode_length=6).preferences(x)  # not the actor's order
     planner(env)
     assert env.observation["OpCount"] <= start
+
+
+def test_runs_repeat_and_resume_where_they_stopped(tmp_path, monkeypatch):
+    monkeypatch.setenv("XLA_GYM_STORE", "off")  # the action mask then depends on the run alone
+    tiny = [
+        f"--benchmarks={BENCHMARKS}", "--initial-steps=20", "--steps-per-iteration=10", "--episode-length=5",
+        "--heldout-fraction=0.3", "--ensemble=2", "--hidden=16", "--controller-hidden=16", "--model-epochs=2",
+        "--model-min-updates=5", "--batch-size=16", "--imagination-updates=2", "--imagination-batch=4", "--horizon=3",
+        "--checkpoints=",
+    ]
+
+    def data(run: Path) -> Transitions:  # the run's real steps in the order collected
+        both = Transitions.concat([Transitions.load(run / "transitions.npz"), Transitions.load(run / "heldout.npz")])
+        return both.subset(np.argsort(both.episode, kind="stable"))
+
+    def same(x: Transitions, y: Transitions) -> bool:
+        return all(np.array_equal(getattr(x, f.name), getattr(y, f.name)) for f in dataclasses.fields(x))
+
+    first, again = (train(parse_args([*tiny, "--total-env-steps=40", f"--out={tmp_path / name}"])) for name in "ab")
+    assert same(data(first), data(again))  # one seed, one run
+    a, b = (torch.load(run / "model.pt", weights_only=False) for run in (first, again))
+    assert all(torch.equal(a["world_model"][k], b["world_model"][k]) for k in a["world_model"])
+
+    stopped = data(train(parse_args([*tiny, "--total-env-steps=30", f"--out={tmp_path / 'c'}"])))
+    assert same(stopped, data(first).subset(slice(0, 30)))
+    resumed = train(parse_args([*tiny, "--total-env-steps=40", "--resume", f"--out={tmp_path / 'c'}"]))
+    assert same(data(resumed).subset(slice(0, 30)), stopped)  # the steps before the stop are kept
+    result = json.loads((resumed / "result.json").read_text())
+    assert (result["real_env_steps"], result["iterations"], result["imagined_steps"]) == (40, 3, 3 * 2 * 4 * 3)
+    assert result == {**json.loads((first / "result.json").read_text()), "minutes": result["minutes"],
+                      "heldout": result["heldout"]}
+    assert json.loads((resumed / "args.json").read_text())["resumed_at_real_steps"] == [30]
+
+    before = (resumed / "model.pt").stat().st_mtime_ns  # finished: nothing to do
+    assert train(parse_args([*tiny, "--total-env-steps=40", "--resume", f"--out={tmp_path / 'c'}"])) == resumed
+    assert (resumed / "model.pt").stat().st_mtime_ns == before
+    with pytest.raises(ValueError, match="--hidden: the run has 16, got 32"):  # another experiment
+        train(parse_args([*tiny, "--hidden=32", "--total-env-steps=50", "--resume", f"--out={tmp_path / 'c'}"]))
 
 
 def test_flags_and_errors(tmp_path, capsys, monkeypatch):

@@ -23,7 +23,9 @@ real env steps), ``model.pt`` (both networks and the arguments; also
 ``checkpoints/model-STEPS.pt`` at the ``--checkpoints`` step counts),
 ``transitions.npz`` and ``heldout.npz`` (the real data, split), and
 ``result.json`` with the real env steps spent (the method's point is sample
-efficiency) and the final held-out metrics.
+efficiency) and the final held-out metrics, and ``state.pt`` (the whole training
+state as the last iteration started; ``resume.py``): ``--resume`` continues a
+stopped run, or a finished one to a larger ``--total-env-steps``.
 """
 from __future__ import annotations
 
@@ -44,6 +46,7 @@ import torch
 
 from leaderboard.agents.arguments import dataclass_parser
 from leaderboard.agents.world_model import controller as ctl
+from leaderboard.agents.world_model import resume
 from leaderboard.agents.world_model.data import Transitions, collect, from_export, random_chooser
 from leaderboard.agents.world_model.evaluate import model_metrics
 from leaderboard.agents.world_model.model import WorldModel, fit
@@ -111,7 +114,11 @@ class Args:
     """real-step counts at which to save both networks too (checkpoints/model-STEPS.pt), comma-separated: the
     same run then scores at smaller budgets (score against real env steps); steps fall on iteration ends"""
     max_minutes: float = 0.0
-    """if > 0, stop collecting after this many minutes (the steps spent are in result.json)"""
+    """if > 0, stop collecting after this many minutes of this invocation (the steps spent are in result.json;
+    --resume goes on)"""
+    resume: bool = False
+    """go on from the run's state.pt (written as each iteration starts) if it has one: a stopped run continues
+    from the iteration it was in, a finished one to a larger --total-env-steps; other arguments must be the run's"""
     out: str = str(Path(__file__).resolve().parent / "runs")
     """folder for the run (a subfolder named after the benchmarks and seed is made)"""
 
@@ -178,7 +185,7 @@ def _epsilon_greedy(ac: ctl.ActorCritic, model: WorldModel, args: Args) -> Any:
 
 
 def train(args: Args) -> Path:
-    """Train; return the run folder."""
+    """Train (or with ``args.resume``, go on from the run's ``state.pt``); return the run folder."""
     from torch.utils.tensorboard import SummaryWriter
 
     random.seed(args.seed)
@@ -187,28 +194,42 @@ def train(args: Args) -> Path:
     torch.set_num_threads(args.threads)
     rng, gen = np.random.default_rng(args.seed), torch.Generator().manual_seed(args.seed)
     run = Path(args.out) / run_name(args)
+    if args.resume and _finished(run, args):
+        print(f"{run} has already spent --total-env-steps={args.total_env_steps}: nothing to do", file=sys.stderr)
+        return run
     run.mkdir(parents=True, exist_ok=True)
-    record = {
-        "args": dataclasses.asdict(args),
-        "versions": {p: version(p) for p in ("jaxlib", "torch", "gymnasium", "compiler-gym", "numpy")},
-        "python": platform.python_version(),
-    }
-    (run / "args.json").write_text(json.dumps(record, indent=1) + "\n")
-    print(json.dumps(record["args"]), file=sys.stderr)
-    writer = SummaryWriter(str(run / "tb"))
-    writer.add_text("args", json.dumps(record, indent=1))
     offline = from_export(args.offline_data) if args.offline_data else Transitions.empty()
     model = WorldModel(args.ensemble, args.hidden)
     model_opt = torch.optim.Adam(model.parameters(), lr=args.model_lr)
     ac = ctl.ActorCritic(args.controller_hidden)
     ac_opt = torch.optim.Adam(ac.parameters(), lr=args.controller_lr)
+    nets = {"world_model": model, "model_optimizer": model_opt, "controller": ac, "controller_optimizer": ac_opt}
     config = ctl.ImagineConfig(args.horizon, args.change_threshold, args.gamma, args.lam, args.entropy_coef, args.disagreement_penalty)
-    started, checkpoints = time.monotonic(), checkpoint_steps(args)
+    started, checkpoints, metrics = time.monotonic(), checkpoint_steps(args), {}
+    restored = resume.load(run, dataclasses.asdict(args), nets, rng, gen) if args.resume else None
+    record = {
+        "args": dataclasses.asdict(args),
+        "versions": {p: version(p) for p in ("jaxlib", "torch", "gymnasium", "compiler-gym", "numpy")},
+        "python": platform.python_version(),
+        "resumed_at_real_steps": _resumed_at(run, restored),
+    }
+    (run / "args.json").write_text(json.dumps(record, indent=1) + "\n")
+    print(json.dumps(record["args"]), file=sys.stderr)
+    writer = SummaryWriter(str(run / "tb"), purge_step=restored[1].real_steps if restored else None)
+    writer.add_text("args", json.dumps(record, indent=1))
     env = _env(args)
     try:
-        data = collect(env, min(args.initial_steps, args.total_env_steps), random_chooser, rng, progress="random steps")
-        real_steps, iteration, metrics, imagined = len(data), 0, {}, 0
+        if restored is None:
+            data = collect(env, min(args.initial_steps, args.total_env_steps), random_chooser, rng, progress="random steps")
+            progress = resume.Progress(real_steps=len(data))
+        else:
+            data, progress = restored
+            print(f"resuming {run} at {progress.real_steps} real steps (iteration {progress.iteration})", file=sys.stderr)
+        spent_before = progress.seconds
         while True:
+            progress.seconds = spent_before + time.monotonic() - started
+            resume.save(run, dataclasses.asdict(args), data, nets, rng, gen, progress)
+            real_steps = progress.real_steps
             train_data, heldout = data.split(args.heldout_fraction, args.seed)
             history = fit(model, model_opt, Transitions.concat([train_data, offline]), args.model_epochs, args.batch_size, gen,
                           args.model_min_updates)
@@ -217,13 +238,13 @@ def train(args: Args) -> Path:
             for i in range(args.imagination_updates):
                 batch = starts[torch.randint(len(starts), (args.imagination_batch,), generator=gen)]
                 stats = ctl.update(model, ac, ac_opt, batch, config, gen)
-                imagined += args.imagination_batch * args.horizon
+                progress.imagined += args.imagination_batch * args.horizon
                 if i == args.imagination_updates - 1:
                     for k, v in stats.items():
                         writer.add_scalar(f"controller/{k}", v, real_steps)
             for k, v in {**history[-1], **metrics}.items():
                 writer.add_scalar(f"model/{k}", v, real_steps)
-            print(f"iteration {iteration}: {real_steps} real steps, model loss {history[-1]['loss']:.4f}, "
+            print(f"iteration {progress.iteration}: {real_steps} real steps, model loss {history[-1]['loss']:.4f}, "
                   f"held out {json.dumps({k: round(v, 4) for k, v in metrics.items()})}", file=sys.stderr)
             if real_steps in checkpoints:
                 _save(run / "checkpoints" / f"model-{real_steps}.pt", args, model, ac)
@@ -232,10 +253,11 @@ def train(args: Args) -> Path:
                 break
             steps = min(args.steps_per_iteration, args.total_env_steps - real_steps)
             new = collect(env, steps, _epsilon_greedy(ac, model, args), rng, first_episode=int(data.episode.max()) + 1,
-                          progress=f"iteration {iteration + 1}: real steps")
+                          progress=f"iteration {progress.iteration + 1}: real steps")
             writer.add_scalar("real/changed_fraction", float(new.changed.mean()), real_steps + steps)
             writer.add_scalar("real/op_reduction_per_step", float(new.reward.mean()), real_steps + steps)
-            data, real_steps, iteration = Transitions.concat([data, new]), real_steps + steps, iteration + 1
+            data = Transitions.concat([data, new])
+            progress.real_steps, progress.iteration = real_steps + steps, progress.iteration + 1
     finally:
         env.close()
         writer.close()
@@ -243,11 +265,26 @@ def train(args: Args) -> Path:
     train_data.save(run / "transitions.npz")
     heldout.save(run / "heldout.npz")
     result = {
-        "real_env_steps": real_steps, "iterations": iteration + 1, "imagined_steps": imagined,
-        "offline_transitions": len(offline), "minutes": (time.monotonic() - started) / 60, "heldout": metrics,
+        "real_env_steps": progress.real_steps, "iterations": progress.iteration + 1, "imagined_steps": progress.imagined,
+        "offline_transitions": len(offline), "minutes": (spent_before + time.monotonic() - started) / 60,
+        "heldout": metrics,
     }
     (run / "result.json").write_text(json.dumps(result, indent=1) + "\n")
     return run
+
+
+def _finished(run: Path, args: Args) -> bool:
+    """Whether ``run`` has a result with at least ``--total-env-steps`` real steps."""
+    path = run / "result.json"
+    return path.exists() and json.loads(path.read_text())["real_env_steps"] >= args.total_env_steps
+
+
+def _resumed_at(run: Path, restored: tuple[Transitions, resume.Progress] | None) -> list[int]:
+    """The real-step counts at which the run was resumed, this time included."""
+    if restored is None:
+        return []
+    earlier = json.loads((run / "args.json").read_text()).get("resumed_at_real_steps", [])
+    return [*earlier, restored[1].real_steps]
 
 
 if __name__ == "__main__":
