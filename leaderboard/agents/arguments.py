@@ -1,14 +1,17 @@
 """A dataclass of arguments as a command line (CleanRL style): every field a
-``--kebab-case`` flag, the string under the field its help, defaults shown."""
+``--kebab-case`` flag, the string under the field its help, defaults shown; and
+what else a run records about its setting (:func:`experience_store`)."""
 from __future__ import annotations
 
 import argparse
 import ast
 import dataclasses
 import inspect
+import os
+import urllib.parse
 from typing import Any
 
-__all__ = ["dataclass_parser", "field_docs"]
+__all__ = ["dataclass_parser", "experience_store", "field_docs"]
 
 _TYPES = {"int": int, "float": float, "str": str}
 
@@ -39,3 +42,15 @@ def dataclass_parser(cls: Any, description: str) -> argparse.ArgumentParser:
                 raise TypeError(f"{cls.__name__}.{f.name}: expected a bool, int, float or str field, got {f.type}")
             parser.add_argument(flag, type=kind, default=f.default, help=docs[f.name])
     return parser
+
+
+def experience_store() -> str:
+    """The experience store the env's service uses (``$XLA_GYM_STORE``, default ``default``), a
+    URL's password left out. The env's ``action_mask`` comes from what the store knows, so an
+    agent that reads it collects other steps with another store: its run records this."""
+    value = os.environ.get("XLA_GYM_STORE", "default")
+    url = urllib.parse.urlsplit(value)
+    if url.password is None:
+        return value
+    host = f"{url.username}@{url.hostname}" + (f":{url.port}" if url.port else "")
+    return url._replace(netloc=host).geturl()

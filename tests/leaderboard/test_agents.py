@@ -128,3 +128,18 @@ def test_beam_keeps_the_best_per_last_pass_when_diverse(diverse, kept):
     beam = Beam(width=2, diverse=diverse)._keep(list(children))
     assert [c[0] for c in beam] == kept
     assert [c[0] for c in children if c[2].closed] == [c for c in (5, 6, 9) if c not in kept]
+
+
+@pytest.mark.parametrize("setting, recorded", [
+    ("off", "off"),
+    ("/data/store.sqlite", "/data/store.sqlite"),
+    ("postgresql://gym:s3cret@db.example:5432/xla", "postgresql://gym@db.example:5432/xla"),
+    ("postgresql://gym@db.example/xla", "postgresql://gym@db.example/xla"),
+])
+def test_runs_record_their_store_without_its_password(monkeypatch, setting, recorded):
+    from leaderboard.agents.arguments import experience_store
+
+    monkeypatch.setenv("XLA_GYM_STORE", setting)
+    assert experience_store() == recorded
+    monkeypatch.delenv("XLA_GYM_STORE")
+    assert experience_store() == "default"

@@ -3,6 +3,7 @@ truncation, batching, chunked updates, a tiny training run, resume, acting."""
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -102,6 +103,7 @@ def test_train_tiny_budget_resume_and_act(tmp_path, small_env, monkeypatch):
     run = train(parse_args(flags))
     record = json.loads((run / "args.json").read_text())
     assert record["args"]["total_timesteps"] == 8 and record["versions"]["jaxlib"] == "0.10.2"
+    assert record["experience_store"] == os.environ["XLA_GYM_STORE"]  # the tests' store (conftest)
     for name in ("model.pt", "episodes.csv", "result.json"):
         assert (run / name).is_file(), name
     assert list((run / "tb").rglob("events.out.tfevents.*")), "TensorBoard logs"

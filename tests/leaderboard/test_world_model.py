@@ -251,7 +251,8 @@ def test_runs_repeat_and_resume_where_they_stopped(tmp_path, monkeypatch):
     assert (result["real_env_steps"], result["iterations"], result["imagined_steps"]) == (40, 3, 3 * 2 * 4 * 3)
     assert result == {**json.loads((first / "result.json").read_text()), "minutes": result["minutes"],
                       "heldout": result["heldout"]}
-    assert json.loads((resumed / "args.json").read_text())["resumed_at_real_steps"] == [30]
+    record = json.loads((resumed / "args.json").read_text())
+    assert record["resumed_at_real_steps"] == [30] and record["experience_store"] == "off"
 
     before = (resumed / "model.pt").stat().st_mtime_ns  # finished: nothing to do
     assert train(parse_args([*tiny, "--total-env-steps=40", "--resume", f"--out={tmp_path / 'c'}"])) == resumed

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from leaderboard.agents.arguments import dataclass_parser
+from leaderboard.agents.arguments import dataclass_parser, experience_store
 
 __all__ = ["Args", "latest_checkpoint", "parse_args", "run_name", "train"]
 
@@ -193,7 +193,7 @@ def train(args: Args) -> Path:
         "args": dataclasses.asdict(args), "config": dataclasses.asdict(config),
         "parameters": sum(p.numel() for p in agent.parameters()), "train_benchmarks": len(benchmarks),
         "versions": {p: version(p) for p in ("jaxlib", "torch", "torch-geometric", "gymnasium", "compiler-gym")},
-        "python": platform.python_version(),
+        "python": platform.python_version(), "experience_store": experience_store(),
     }
     (run / "args.json").write_text(json.dumps(record, indent=1) + "\n")
     batch_size = args.n_envs * args.num_steps

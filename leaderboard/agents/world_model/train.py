@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from leaderboard.agents.arguments import dataclass_parser
+from leaderboard.agents.arguments import dataclass_parser, experience_store
 from leaderboard.agents.world_model import controller as ctl
 from leaderboard.agents.world_model import resume
 from leaderboard.agents.world_model.data import Transitions, collect, from_export, random_chooser
@@ -210,7 +210,7 @@ def train(args: Args) -> Path:
     record = {
         "args": dataclasses.asdict(args),
         "versions": {p: version(p) for p in ("jaxlib", "torch", "gymnasium", "compiler-gym", "numpy")},
-        "python": platform.python_version(),
+        "python": platform.python_version(), "experience_store": experience_store(),
         "resumed_at_real_steps": _resumed_at(run, restored),
     }
     (run / "args.json").write_text(json.dumps(record, indent=1) + "\n")
