@@ -13,6 +13,7 @@
 #   bash leaderboard/reproduce.sh budget     # PPO, PPO + shaping and the GNN at 20,000 env steps, 3 seeds, test + held-out
 #   bash leaderboard/reproduce.sh generalize # PPO on GPT-2 / six families / generator / mixed, 3 seeds, test + held-out
 #   bash leaderboard/reproduce.sh runtime    # runtime search: exhaustive vs adaptive (cost model), 1 test benchmark per suite, then 3 ResNets
+#   bash leaderboard/reproduce.sh runtime_table  # the leaderboard's runtime table: the runtime search, PPO, the default, vs XLA's default
 #   bash leaderboard/reproduce.sh rescore    # replay every results CSV under the current op count rule
 #   bash leaderboard/reproduce.sh summary    # validate + summarize every results CSV
 #   bash leaderboard/reproduce.sh figures    # leaderboard/figures/*.png and the README's table
@@ -209,6 +210,22 @@ runtime)  # Chameleon-style runtime search, (a) exhaustive vs (b) adaptive on th
         --budget 8 --mutate 0.8 --finalists 3 --repetitions 10 --final-rounds 10 --baseline default --seed 0 \
         --out $AGENTS/runtime/results/runtime-resnet3-mutate.json
     $PY -m leaderboard.agents.runtime.plot $AGENTS/runtime/results/runtime-resnet3-mutate.json
+    ;;
+runtime_table)  # the leaderboard's runtime table on the runtime runs' sample (1 test benchmark per suite): the
+    # runtime search through the harness (validated), beside PPO and the default pipeline replayed through
+    # the env, each measured against XLA's default in 6 fresh sessions of 2 interleaved rounds, after
+    # an A/A control and the module as loaded; a quiet machine, ~20 min
+    want runtime_table || exit 0
+    search=$AGENTS/runtime/results-sample1.csv
+    evaluate $search "leaderboard.agents.runtime.policy:RuntimeSearch(candidates=32, budget=8, mutate=0.5, \
+repetitions=10, final_rounds=10, baseline='default', seed=0)" --sample 1 --sample_seed 0
+    $PY -m leaderboard.summary $search --validate --baseline $AGENTS/default_pipeline/results-test.csv \
+        --json ${search%.csv}.summary.json | tee ${search%.csv}.summary.txt
+    $PY -m leaderboard.runtime_table measure --sample 1 --sample-seed 0 --sessions 6 --rounds 2 --repetitions 10 \
+        --out leaderboard/results/runtime-sample1.json \
+        "XLA's default order replayed through the env=$AGENTS/default_pipeline/results-test.csv" \
+        "MLP PPO (op count), seed 0=$AGENTS/rl/results/ppo-OpCount-seed0-test.csv" \
+        "runtime search (adaptive)=$search"
     ;;
 rescore)  # results made under an older op count rule: the same commandlines, current rewards
     for results in $AGENTS/*/results-*.csv $AGENTS/rl/results/*.csv; do

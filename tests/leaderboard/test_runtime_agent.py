@@ -210,6 +210,24 @@ def test_paired_interval_resamples_rounds_not_runs():
         paired_speedup_interval(base, base[:3])
 
 
+def test_paired_interval_over_sessions_counts_their_differences_as_noise():
+    from leaderboard.agents.runtime.measure import paired_speedup_interval
+
+    rng = np.random.default_rng(1)
+    # the same module on both sides; each session's candidate executable is 4% off, up or down
+    offsets = [1.04, 0.96, 1.04, 0.96]
+    b = [1e-3 * (1 + 0.002 * rng.standard_normal(10)) for _ in offsets for _ in range(4)]
+    c = [1e-3 * f * (1 + 0.002 * rng.standard_normal(10)) for f in offsets for _ in range(4)]
+    ids = [i for i in range(len(offsets)) for _ in range(4)]
+    first = paired_speedup_interval(b[:4], c[:4])  # one session: its 4% offset is beyond its rounds' noise
+    assert not first.within_noise
+    pooled = paired_speedup_interval(b, c, sessions=ids)
+    assert pooled.within_noise and pooled.high - pooled.low > 0.04 and pooled.samples == 160
+    assert paired_speedup_interval(b, c, sessions=ids).low == pooled.low  # seeded
+    with pytest.raises(ValueError, match="a session id per round"):
+        paired_speedup_interval(b, c, sessions=ids[:-1])
+
+
 def test_compare_interleaves_abba_and_counts_rounds():
     from leaderboard.agents.runtime.measure import compare
 
@@ -526,3 +544,72 @@ def test_readme_tables_are_the_reports_tables(report):
     lines = table(json.loads((folder / "results" / report).read_text()))
     assert "\n".join(lines) in (folder / "README.md").read_text()
     assert lines[-1].startswith("- adaptive: ") and "beyond noise" in lines[-1]
+
+
+def test_runtime_table_measures_results_against_xlas_default(tmp_path, capsys):
+    import json
+
+    import compiler_gym
+    from compiler_gym.compiler_env_state import CompilerEnvStateWriter
+
+    from leaderboard.runtime_table import AS_LOADED, CONTROL, main, table
+
+    uri = "benchmark://xla-rnn-v0/lstm-lm-l4-h32-s32-b4-infer"
+    files = {}
+    with compiler_gym.make("xla-v0") as env:
+        for name, passes in (("start", []), ("cse", ["cse", "dce"])):
+            env.reset(benchmark=uri)
+            for p in passes:
+                env.step(env.action_space.names.index(p))
+            files[name] = tmp_path / f"{name}.csv"
+            with open(files[name], "w") as f:
+                CompilerEnvStateWriter(f).write_state(env.state, flush=True)
+    out = tmp_path / "report.json"
+    assert main(["measure", *(f"{k}={v}" for k, v in files.items()), f"--benchmarks={uri}", "--sessions=2",
+                 "--rounds=1", "--repetitions=1", f"--out={out}"]) == 0
+    report = json.loads(out.read_text())
+    assert [r["label"] for r in report["rows"]] == [CONTROL, AS_LOADED, "start", "cse"]
+    for row in report["rows"]:
+        (b,) = row["benchmarks"]
+        assert b["benchmark"] == uri and b["speedup"] == pytest.approx(b["baseline_median"] / b["candidate_median"])
+        assert b["low"] <= b["speedup"] <= b["high"] and b["samples"] == 2
+        assert row["faster"] + row["slower"] == int(not b["within_noise"])
+        assert row["geomean"]["value"] == pytest.approx(b["speedup"]) and row["geomean"]["n"] == 1
+    assert "cse" in report["rows"][3]["benchmarks"][0]["commandline"]
+    for row in report["rows"][:2]:  # the built-in rows measure the module as loaded
+        assert row["results"] == "" and "cse" not in row["benchmarks"][0]["commandline"]
+    printed = capsys.readouterr().out
+    assert main(["show", str(out)]) == 0
+    assert capsys.readouterr().out == printed == "\n".join(table(report)) + "\n"
+    assert "(too few benchmarks to mean much)" in printed and "| start | 1 |" in printed
+
+    assert main(["measure", f"start={files['start']}", f"--benchmarks={uri}", "--sessions=1", "--rounds=2",
+                 "--repetitions=1", "--no-control", f"--out={out}"]) == 0
+    assert [r["label"] for r in json.loads(out.read_text())["rows"]] == ["start"]
+    capsys.readouterr()
+    with pytest.raises(SystemExit):  # a results file without the benchmark
+        main(["measure", f"x={files['start']}", "--benchmarks=benchmark://xla-rnn-v0/gru-lm-l4-h32-s32-b4-infer",
+              f"--out={out}"])
+    assert "x: " in capsys.readouterr().err
+    for bad, message in ((["nolabel"], "expected LABEL=RESULTS.csv, got 'nolabel'"),
+                         ([f"y={tmp_path / 'none.csv'}"], "y: expected a results CSV"),
+                         ([f"x={files['start']}", "--rounds=1", "--sessions=1"], "2 rounds in all, got 1 and 1")):
+        with pytest.raises(SystemExit):
+            main(["measure", *bad, f"--benchmarks={uri}", f"--out={out}"])
+        assert message in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["show", str(tmp_path / "none.json")])
+    assert "expected a runtime_table report" in capsys.readouterr().err
+
+
+def test_leaderboard_readme_runtime_table_is_the_reports():
+    import json
+    from pathlib import Path
+
+    from leaderboard.runtime_table import table
+
+    root = Path(__file__).parents[2]
+    report = root / "leaderboard/results/runtime-sample1.json"
+    if not report.is_file():
+        pytest.skip("the runtime table's report is not committed")
+    assert "\n".join(table(json.loads(report.read_text()))) in (root / "leaderboard/README.md").read_text()

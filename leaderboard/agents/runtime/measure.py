@@ -25,6 +25,7 @@ __all__ = [
     "Speedup",
     "apply_actions",
     "compare",
+    "interleaved",
     "measure_runtime",
     "median_interval",
     "paired_speedup_interval",
@@ -101,6 +102,7 @@ def paired_speedup_interval(
     resamples: int = 2000,
     seed: int = 0,
     tolerance: float = 0.0,
+    sessions: Sequence[int] | None = None,
 ) -> Speedup:
     """:func:`speedup_interval` for interleaved rounds: round ``i`` of each side measured together.
 
@@ -108,16 +110,29 @@ def paired_speedup_interval(
     one observation share the machine's load of that moment, so resampling
     runs one by one (as if independent) gives intervals too narrow on a busy
     machine. Point estimate: the ratio of the pooled medians.
+
+    ``sessions`` (one id per round) says which rounds came from the same pair
+    of envs: a service compiles a module once and its workers reuse the
+    executable, so rounds of one session share its compile and its processes, and
+    two sessions of the same module can differ by a few percent. With it, the
+    bootstrap resamples sessions, then rounds within each (two levels).
     """
     if len(baseline) != len(candidate) or not baseline:
         raise ValueError(f"expected as many rounds a side (>= 1), got {len(baseline)} and {len(candidate)}")
+    if sessions is not None and len(sessions) != len(baseline):
+        raise ValueError(f"expected a session id per round ({len(baseline)}), got {len(sessions)}")
     b = [_samples(r) for r in baseline]
     c = [_samples(r) for r in candidate]
     _check_confidence(confidence)
     rng = np.random.default_rng(seed)
+    groups = [np.flatnonzero(np.asarray(sessions) == g) for g in dict.fromkeys(sessions)] if sessions is not None else []
     ratios = np.empty(resamples)
     for k in range(resamples):
-        rounds = rng.integers(len(b), size=len(b))
+        if sessions is None:
+            rounds = rng.integers(len(b), size=len(b))
+        else:
+            chosen = rng.integers(len(groups), size=len(groups))
+            rounds = np.concatenate([rng.choice(groups[g], size=len(groups[g])) for g in chosen])
         ratios[k] = np.median(np.concatenate([b[i] for i in rounds])) / np.median(np.concatenate([c[i] for i in rounds]))
     tail = (1 - confidence) / 2 * 100
     low, high = (float(v) for v in np.percentile(ratios, [tail, 100 - tail]))
@@ -179,6 +194,14 @@ def compare(
     ``base`` is an env at the benchmark as loaded; ``candidate`` one at the
     module to measure (each observation: ``xla.runtime.repetitions`` runs).
     """
+    b, c = interleaved(base, candidate, rounds, baseline)
+    return paired_speedup_interval(b, c, confidence=confidence, seed=seed, tolerance=tolerance)
+
+
+def interleaved(
+    base: CompilerEnv, candidate: CompilerEnv, rounds: int, baseline: str = "initial"
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """:func:`compare`'s ``rounds`` observations a side, (baseline's, candidate's), in ABBA order."""
     if rounds < 1:
         raise ValueError(f"rounds must be >= 1, got {rounds}")
     b: list[np.ndarray] = []
@@ -190,7 +213,7 @@ def compare(
         else:
             c.append(measure_runtime(candidate, "initial"))
             b.append(measure_runtime(base, baseline))
-    return paired_speedup_interval(b, c, confidence=confidence, seed=seed, tolerance=tolerance)
+    return b, c
 
 
 def _samples(samples: Sequence[float] | np.ndarray) -> np.ndarray:

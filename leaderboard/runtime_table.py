@@ -1,0 +1,205 @@
+"""The runtime table: leaderboard results' speedups over XLA's default, measured with hygiene.
+
+``python -m leaderboard.runtime_table measure "LABEL=RESULTS.csv" ... --sample 1 --out REPORT.json``
+replays each results file's module for every benchmark of a test-split sample
+and measures it against ``RuntimeDefault`` (the module of XLA's default
+pipeline) in ``--sessions`` fresh pairs of envs, ``--rounds`` interleaved rounds
+each (baseline and agent in turns, the order alternating:
+``agents/runtime/measure.interleaved``). Each benchmark gets a speedup (ratio of
+the pooled medians) with a bootstrap interval that resamples sessions, then
+rounds within them, and a verdict: faster, slower, or within noise. Per row:
+the geometric mean over the benchmarks with a bootstrap interval over
+benchmarks, and how many were faster and slower beyond noise. ``python -m
+leaderboard.runtime_table show REPORT.json`` prints the table as Markdown (the
+leaderboard README's, unedited).
+
+Why sessions: a service compiles a module once and its worker processes reuse
+the executable, so every round of one pair of envs shares one compile and one
+set of processes, and the same module measured in two pairs can differ by a few
+percent, more than the rounds of one pair vary. Intervals over the rounds of
+one pair call such differences real; fresh pairs make them part of the noise.
+
+Runtimes need a quiet machine: run nothing else beside a measurement. The first
+two rows (unless ``--no-control``) are built in. A control: the benchmark as
+loaded measured in the same way against itself (A/A), the same module on both
+sides; its spread is the measurement's noise, and a speedup beyond noise there
+is a false positive of the measurement. A reference: the benchmark as loaded,
+no passes, against XLA's default module: both are compiled with XLA's full CPU
+pipeline, so this is what running XLA's default passes before that pipeline
+buys (or costs); an agent's row says more than this one only where it differs.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from collections.abc import Sequence
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+from leaderboard.metrics import Aggregate, aggregate, geomean
+
+__all__ = ["AS_LOADED", "CONTROL", "main", "measure", "table"]
+
+#: The control row: the benchmark as loaded against itself (A/A).
+CONTROL = "control: the benchmark as loaded against itself (A/A)"
+#: The reference row: the benchmark as loaded (no passes; what XLA compiles by default) against XLA's default.
+AS_LOADED = "the benchmark as loaded, no passes"
+
+
+def _entries(specs: Sequence[str]) -> list[tuple[str, str]]:
+    entries = []
+    for spec in specs:
+        label, sep, path = spec.partition("=")
+        if not sep or not label or not path:
+            raise ValueError(f"expected LABEL=RESULTS.csv, got {spec!r}")
+        if not Path(path).is_file():
+            raise ValueError(f"{label}: expected a results CSV, got {path!r} (no such file)")
+        entries.append((label, path))
+    return entries
+
+
+def measure(
+    entries: Sequence[tuple[str, str]], benchmarks: Sequence[str], rounds: int = 4, repetitions: int = 10,
+    sessions: int = 3, confidence: float = 0.95, seed: int = 0, control: bool = True,
+) -> dict[str, Any]:
+    """Measure every (label, results CSV) on ``benchmarks``, after the :data:`CONTROL` and
+    :data:`AS_LOADED` rows (with ``control``): per benchmark, ``sessions`` fresh pairs of envs (new services, so new
+    compiles and worker processes), ``rounds`` interleaved rounds each; the report (``show``
+    prints it)."""
+    from leaderboard.agents.runtime.measure import paired_speedup_interval
+    from leaderboard.summary import read_results
+
+    if rounds < 1 or sessions < 1 or rounds * sessions < 2:
+        raise ValueError(f"rounds, sessions: expected >= 1 and 2 rounds in all, got {rounds} and {sessions}")
+    states = {}
+    for label, path in entries:
+        by_uri = {s.benchmark: s for s in read_results([path])}
+        missing = [uri for uri in benchmarks if uri not in by_uri]
+        if missing:
+            raise ValueError(f"{label}: {path} has no result for {missing[0]} (and {len(missing) - 1} more)")
+        states[label] = by_uri
+    rows, started = [], time.monotonic()
+    built_in = [(CONTROL, "", "initial"), (AS_LOADED, "", "default")] if control else []
+    for label, path, baseline in built_in + [(label, path, "default") for label, path in entries]:
+        per_benchmark = []
+        for j, uri in enumerate(benchmarks):
+            b: list[Any] = []
+            c: list[Any] = []
+            ids: list[int] = []
+            commandline = ""
+            for session in range(sessions):
+                state = states[label][uri] if path else None
+                bs, cs, commandline = _session(uri, state, baseline, rounds, repetitions)
+                b, c, ids = b + bs, c + cs, ids + [session] * len(bs)
+            s = paired_speedup_interval(b, c, confidence=confidence, seed=seed, sessions=ids)
+            per_benchmark.append({"benchmark": uri, "commandline": commandline, **s.to_dict()})
+            print(f"[{label} {j + 1}/{len(benchmarks)}] {uri}: {s.speedup:.3f} [{s.low:.3f}, {s.high:.3f}]"
+                  f"{' noise' if s.within_noise else ''} ({time.monotonic() - started:.0f} s so far)", file=sys.stderr)
+        speedups = [b["speedup"] for b in per_benchmark]
+        rows.append({
+            "label": label, "results": path, "benchmarks": per_benchmark,
+            "geomean": aggregate(speedups, geomean, seed=seed).to_json(),
+            "faster": sum(not b["within_noise"] and b["speedup"] > 1 for b in per_benchmark),
+            "slower": sum(not b["within_noise"] and b["speedup"] < 1 for b in per_benchmark),
+        })
+    return {
+        "rows": rows, "rounds": rounds, "sessions": sessions, "repetitions": repetitions, "confidence": confidence,
+        "seed": seed, "seconds": time.monotonic() - started,
+        "versions": {"python": platform.python_version(), **{p: version(p) for p in ("jaxlib", "compiler-gym")}},
+    }
+
+
+def _session(uri: str, state: Any, baseline: str, rounds: int, repetitions: int) -> tuple[list[Any], list[Any], str]:
+    """One session: two fresh envs at ``uri``, the second at ``state``'s module (None: as loaded),
+    measured against the first's ``baseline`` (``default``: XLA's default module; ``initial``: the
+    module as loaded); (baseline's rounds, agent's rounds, the agent's commandline)."""
+    import compiler_gym
+
+    from leaderboard.agents.runtime.measure import interleaved
+
+    with compiler_gym.make("xla-v0") as base, compiler_gym.make("xla-v0") as agent:
+        for env in (base, agent):
+            env.reset(benchmark=uri)
+            env.send_param("xla.runtime.repetitions", str(repetitions))
+        if state is not None:
+            agent.apply(state)
+        b, c = interleaved(base, agent, rounds, baseline)
+        return b, c, agent.commandline()
+
+
+def table(report: dict[str, Any]) -> list[str]:
+    """The report's Markdown table (a row per results file), then a line on what was measured."""
+    if not report.get("rows"):
+        raise ValueError("expected a runtime_table report with rows, got none")
+    lines = [
+        "| results | benchmarks | speedup over XLA's default (geomean) [95% interval over benchmarks] "
+        "| faster beyond noise | slower beyond noise | per benchmark [95% interval over sessions and rounds] |",
+        "|---|---|---|---|---|---|",
+    ]
+    for row in report["rows"]:
+        g = Aggregate.from_json(row["geomean"])
+        flag = " (too few benchmarks to mean much)" if g.small else ""
+        cells = "; ".join(
+            f"{b['benchmark'].split('/')[2].removeprefix('xla-').removesuffix('-v0')} {b['speedup']:.3f} "
+            f"[{b['low']:.3f}, {b['high']:.3f}]" for b in row["benchmarks"]
+        )
+        lines.append(f"| {row['label']} | {g.n} | {g.value:.3f}x [{g.low:.3f}, {g.high:.3f}]{flag} "
+                     f"| {row['faster']} | {row['slower']} | {cells} |")
+    lines += ["", f"- per benchmark {report['sessions']} sessions (fresh pairs of envs) of {report['rounds']} interleaved "
+              f"rounds, {report['repetitions']} runs an observation, intervals resampling sessions then rounds; "
+              f"{report['seconds'] / 60:.0f} min, jaxlib {report['versions']['jaxlib']}"]
+    return lines
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    m = commands.add_parser("measure", help="measure results files; write the report",
+                            formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    m.add_argument("entries", nargs="+", metavar="LABEL=RESULTS.csv", help="a row: its label and results file")
+    m.add_argument("--split", default="test", help="split whose benchmarks to sample")
+    m.add_argument("--sample", type=int, default=1, help="benchmarks per suite, drawn with --sample-seed (0: the whole split)")
+    m.add_argument("--sample-seed", type=int, default=0, help="seed of --sample's draw (the runtime runs' is 0)")
+    m.add_argument("--benchmarks", default="", help="comma-separated benchmark URIs to measure instead of the sample")
+    m.add_argument("--sessions", type=int, default=3,
+                   help="fresh pairs of envs per benchmark (new compiles and processes: their differences count as noise)")
+    m.add_argument("--rounds", type=int, default=4, help="interleaved (baseline, agent) rounds per session")
+    m.add_argument("--repetitions", type=int, default=10, help="runs per Runtime observation")
+    m.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals")
+    m.add_argument("--control", action=argparse.BooleanOptionalAction, default=True,
+                   help="first the built-in rows: the benchmark as loaded against itself (A/A), and against XLA's default")
+    m.add_argument("--out", required=True, help="the JSON report to write")
+    s = commands.add_parser("show", help="print a report's Markdown table")
+    s.add_argument("report", help="a JSON report of measure")
+    args = parser.parse_args(argv)
+    if args.command == "show":
+        if not Path(args.report).is_file():
+            parser.error(f"expected a runtime_table report, got {args.report} (no such file)")
+        print("\n".join(table(json.loads(Path(args.report).read_text()))))
+        return 0
+    from leaderboard.harness import sample_per_suite
+    from xla_service.env.datasets import split_benchmark_uris
+
+    try:
+        entries = _entries(args.entries)
+        benchmarks = [b for b in args.benchmarks.split(",") if b] or sorted(split_benchmark_uris(args.split, None))
+        if not args.benchmarks and args.sample > 0:
+            benchmarks = sample_per_suite(benchmarks, args.sample, args.sample_seed)
+        report = measure(entries, benchmarks, args.rounds, args.repetitions, args.sessions, seed=args.seed,
+                         control=args.control)
+    except ValueError as e:
+        parser.error(str(e))
+    report["args"] = vars(args)
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(report, indent=1) + "\n")
+    print("\n".join(table(report)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
