@@ -90,9 +90,8 @@ def measure(
             b: list[Any] = []
             c: list[Any] = []
             ids: list[int] = []
-            commandline = ""
+            commandline, state = "", states[label][uri] if path else None
             for session in range(sessions):
-                state = states[label][uri] if path else None
                 bs, cs, commandline = _session(uri, state, baseline, rounds, repetitions)
                 b, c, ids = b + bs, c + cs, ids + [session] * len(bs)
             s = paired_speedup_interval(b, c, confidence=confidence, seed=seed, sessions=ids)
