@@ -51,11 +51,13 @@ AS_LOADED = "the benchmark as loaded, no passes"
 
 
 def _entries(specs: Sequence[str]) -> list[tuple[str, str]]:
-    entries = []
+    entries: list[tuple[str, str]] = []
     for spec in specs:
         label, sep, path = spec.partition("=")
         if not sep or not label or not path:
             raise ValueError(f"expected LABEL=RESULTS.csv, got {spec!r}")
+        if label in (CONTROL, AS_LOADED) or label in dict(entries):
+            raise ValueError(f"expected a label per row, got {label!r} twice")
         if not Path(path).is_file():
             raise ValueError(f"{label}: expected a results CSV, got {path!r} (no such file)")
         entries.append((label, path))
@@ -70,31 +72,27 @@ def measure(
     :data:`AS_LOADED` rows (with ``control``): per benchmark, ``sessions`` fresh pairs of envs (new services, so new
     compiles and worker processes), ``rounds`` interleaved rounds each; the report (``show``
     prints it)."""
-    from leaderboard.agents.runtime.measure import paired_speedup_interval
+    from leaderboard.agents.runtime.measure import compare_in_sessions
     from leaderboard.summary import read_results
 
     if rounds < 1 or sessions < 1 or rounds * sessions < 2:
         raise ValueError(f"rounds, sessions: expected >= 1 and 2 rounds in all, got {rounds} and {sessions}")
-    states = {}
+    commandlines: dict[str, dict[str, str]] = {}
     for label, path in entries:
-        by_uri = {s.benchmark: s for s in read_results([path])}
+        by_uri = {s.benchmark: s.commandline for s in read_results([path])}
         missing = [uri for uri in benchmarks if uri not in by_uri]
         if missing:
-            raise ValueError(f"{label}: {path} has no result for {missing[0]} (and {len(missing) - 1} more)")
-        states[label] = by_uri
+            more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
+            raise ValueError(f"{label}: {path} has no result for {missing[0]}{more}")
+        commandlines[label] = by_uri
     rows, started = [], time.monotonic()
     built_in = [(CONTROL, "", "initial"), (AS_LOADED, "", "default")] if control else []
     for label, path, baseline in built_in + [(label, path, "default") for label, path in entries]:
         per_benchmark = []
         for j, uri in enumerate(benchmarks):
-            b: list[Any] = []
-            c: list[Any] = []
-            ids: list[int] = []
-            commandline, state = "", states[label][uri] if path else None
-            for session in range(sessions):
-                bs, cs, commandline = _session(uri, state, baseline, rounds, repetitions)
-                b, c, ids = b + bs, c + cs, ids + [session] * len(bs)
-            s = paired_speedup_interval(b, c, confidence=confidence, seed=seed, sessions=ids)
+            commandline = commandlines[label][uri] if path else ""
+            s = compare_in_sessions(uri, commandline, sessions=sessions, rounds=rounds, baseline=baseline,
+                                    repetitions=repetitions, confidence=confidence, seed=seed)
             per_benchmark.append({"benchmark": uri, "commandline": commandline, **s.to_dict()})
             print(f"[{label} {j + 1}/{len(benchmarks)}] {uri}: {s.speedup:.3f} [{s.low:.3f}, {s.high:.3f}]"
                   f"{' noise' if s.within_noise else ''} ({time.monotonic() - started:.0f} s so far)", file=sys.stderr)
@@ -110,24 +108,6 @@ def measure(
         "seed": seed, "seconds": time.monotonic() - started,
         "versions": {"python": platform.python_version(), **{p: version(p) for p in ("jaxlib", "compiler-gym")}},
     }
-
-
-def _session(uri: str, state: Any, baseline: str, rounds: int, repetitions: int) -> tuple[list[Any], list[Any], str]:
-    """One session: two fresh envs at ``uri``, the second at ``state``'s module (None: as loaded),
-    measured against the first's ``baseline`` (``default``: XLA's default module; ``initial``: the
-    module as loaded); (baseline's rounds, agent's rounds, the agent's commandline)."""
-    import compiler_gym
-
-    from leaderboard.agents.runtime.measure import interleaved
-
-    with compiler_gym.make("xla-v0") as base, compiler_gym.make("xla-v0") as agent:
-        for env in (base, agent):
-            env.reset(benchmark=uri)
-            env.send_param("xla.runtime.repetitions", str(repetitions))
-        if state is not None:
-            agent.apply(state)
-        b, c = interleaved(base, agent, rounds, baseline)
-        return b, c, agent.commandline()
 
 
 def table(report: dict[str, Any]) -> list[str]:

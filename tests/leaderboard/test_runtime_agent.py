@@ -226,6 +226,10 @@ def test_paired_interval_over_sessions_counts_their_differences_as_noise():
     assert paired_speedup_interval(b, c, sessions=ids).low == pooled.low  # seeded
     with pytest.raises(ValueError, match="a session id per round"):
         paired_speedup_interval(b, c, sessions=ids[:-1])
+    from leaderboard.agents.runtime.measure import compare_in_sessions
+
+    with pytest.raises(ValueError, match="2 rounds in all, got 1 and 1"):  # refused before any env starts
+        compare_in_sessions("benchmark://xla-rnn-v0/lstm-lm-l4-h32-s32-b4-infer", "", sessions=1, rounds=1)
 
 
 def test_compare_interleaves_abba_and_counts_rounds():
@@ -343,7 +347,8 @@ def test_finalists_are_the_search_fastest_few_and_the_fastest_remeasured_wins(mo
     remeasured = {(2,): 1.01, (4,): 1.2, (0,): 1.1, (1,): 5.0}
     calls = []
 
-    def verify(self, base, actions):
+    def verify(self, base, actions, sessions):
+        assert sessions == 0  # finalists are re-measured in the search's envs; only the winner in fresh ones
         calls.append(tuple(actions))
         return {"speedup": remeasured[tuple(actions)]}
 
@@ -409,7 +414,8 @@ def test_adaptive_counts_fewer_real_measurements_on_the_same_candidates(runtime_
         return real(e, baseline)
 
     monkeypatch.setattr(policy_module, "measure_runtime", counted)
-    settings = dict(baseline_rounds=1, final_rounds=1, repetitions=2, budget=3, per_round=2, refresh_every=2)
+    settings = dict(baseline_rounds=1, final_rounds=1, final_sessions=0, repetitions=2, budget=3, per_round=2,
+                    refresh_every=2)
     reports = {}
     for mode in ("exhaustive", "adaptive"):
         observations.clear()
@@ -424,7 +430,7 @@ def test_adaptive_counts_fewer_real_measurements_on_the_same_candidates(runtime_
     for report in reports.values():
         final = report["final"]
         assert final["low"] <= final["speedup"] <= final["high"]
-        assert final["samples"] == 2  # one interleaved round of 2 runs a side
+        assert final["samples"] == 2 and final["sessions"] == 0  # one round of 2 runs a side, in the search's envs
     assert env.actions == []  # searching leaves the env where it was
 
 
@@ -435,13 +441,17 @@ def test_policy_leaves_a_valid_replayable_state(runtime_env, tmp_path):
 
     policy = load_policy(
         "leaderboard.agents.runtime.policy:RuntimeSearch(candidates=5, max_length=6, budget=3, per_round=2, "
-        "repetitions=2, baseline_rounds=1, final_rounds=2)"
+        "repetitions=2, baseline_rounds=1, final_rounds=1, final_sessions=2)"
     )
     assert isinstance(policy, RuntimeSearch)
     env = runtime_env
     env.reset()
     policy(env)
     assert policy.last["kept"] and policy.last["measurements"] == 3
+    # the final measurement in 2 fresh pairs of envs (a benchmark the new services only know from the env's
+    # Benchmark object), one round of 2 runs a side each
+    final = policy.last["final"]
+    assert final["sessions"] == 2 and final["samples"] == 4 and final["low"] <= final["speedup"] <= final["high"]
     actions = list(env.actions)
     assert actions == policy.last["actions"]
     final = env.observation["OpCount"]
@@ -463,7 +473,7 @@ def test_policy_leaves_a_valid_replayable_state(runtime_env, tmp_path):
     X = np.stack([policy_candidates[i].features for i in sorted(measured)])
     save_measurements(path, [("runtime-lb", X, np.array([measured[i] for i in sorted(measured)]))])
     picky = RuntimeSearch(candidates=5, max_length=6, budget=3, per_round=2, repetitions=2, baseline_rounds=1,
-                          final_rounds=1, finalists=2, prior=str(path))
+                          final_rounds=1, final_sessions=0, finalists=2, prior=str(path))
     env.reset()
     picky(env)
     assert len(picky.last["finalists"]) <= 2
@@ -474,7 +484,7 @@ def test_policy_leaves_a_valid_replayable_state(runtime_env, tmp_path):
 
     # a tolerance no speedup can clear: the env is left as it was handed over
     strict = RuntimeSearch(candidates=3, budget=2, per_round=2, repetitions=2, baseline_rounds=1,
-                           final_rounds=1, tolerance=100.0, require_significant=True)
+                           final_rounds=1, final_sessions=0, tolerance=100.0, require_significant=True)
     env.reset()
     strict(env)
     assert not strict.last["kept"] and env.actions == []
@@ -483,7 +493,7 @@ def test_policy_leaves_a_valid_replayable_state(runtime_env, tmp_path):
 @pytest.mark.parametrize(
     "bad",
     [{"mode": "all"}, {"baseline": "median"}, {"budget": 0}, {"repetitions": 0}, {"refresh_every": -1}, {"finalists": 0},
-     {"mutate": 1.5}, {"explore": -0.1}],
+     {"mutate": 1.5}, {"explore": -0.1}, {"final_sessions": -1}, {"final_sessions": 1, "final_rounds": 1}],
 )
 def test_policy_rejects_bad_settings(bad):
     from leaderboard.agents.runtime.policy import RuntimeSearch
@@ -505,6 +515,8 @@ def test_script_flags_show_defaults_and_reject_bad_values(capsys):
         parse_args(["--baseline", "median"])
     with pytest.raises(SystemExit):
         parse_args(["--mutate", "2"])
+    with pytest.raises(SystemExit):
+        parse_args(["--final-sessions", "1", "--final-rounds", "1"])
 
 
 def test_plot_draws_a_report_and_refuses_an_empty_one(tmp_path):
@@ -590,8 +602,11 @@ def test_runtime_table_measures_results_against_xlas_default(tmp_path, capsys):
     with pytest.raises(SystemExit):  # a results file without the benchmark
         main(["measure", f"x={files['start']}", "--benchmarks=benchmark://xla-rnn-v0/gru-lm-l4-h32-s32-b4-infer",
               f"--out={out}"])
-    assert "x: " in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "x: " in err and "gru-lm-l4-h32-s32-b4-infer\n" in err and "more" not in err  # one missing, no "0 more"
     for bad, message in ((["nolabel"], "expected LABEL=RESULTS.csv, got 'nolabel'"),
+                         ([f"x={files['start']}", f"x={files['cse']}"], "expected a label per row, got 'x' twice"),
+                         ([f"{CONTROL}={files['cse']}"], "twice"),
                          ([f"y={tmp_path / 'none.csv'}"], "y: expected a results CSV"),
                          ([f"x={files['start']}", "--rounds=1", "--sessions=1"], "2 rounds in all, got 1 and 1")):
         with pytest.raises(SystemExit):

@@ -10,6 +10,13 @@ over single runs, for independent samples); :func:`within_noise` says whether th
 difference. The baseline is the benchmark as loaded (compiled by XLA's full
 CPU pipeline: what XLA does by default) or ``RuntimeDefault`` (the module of
 XLA's default pipeline, the leaderboard's speedup baseline).
+
+:func:`compare` measures in the envs it is given: one *session*. A service
+compiles a module once and its worker processes reuse the executable, so
+all rounds of a session share one compile and one set of processes, and the
+same module measured in two sessions can differ by a few percent, more than
+the rounds of one session vary. :func:`compare_in_sessions` measures in fresh
+pairs of envs (new services) and makes that spread part of the interval.
 """
 from __future__ import annotations
 
@@ -25,10 +32,12 @@ __all__ = [
     "Speedup",
     "apply_actions",
     "compare",
+    "compare_in_sessions",
     "interleaved",
     "measure_runtime",
     "median_interval",
     "paired_speedup_interval",
+    "session",
     "speedup_interval",
     "within_noise",
 ]
@@ -214,6 +223,57 @@ def interleaved(
             c.append(measure_runtime(candidate, "initial"))
             b.append(measure_runtime(base, baseline))
     return b, c
+
+
+def compare_in_sessions(
+    benchmark: Any,
+    candidate: str,
+    sessions: int = 3,
+    rounds: int = 2,
+    baseline: str = "initial",
+    repetitions: int = 10,
+    start: str = "",
+    confidence: float = 0.95,
+    seed: int = 0,
+    tolerance: float = 0.0,
+    env_id: str = "xla-v0",
+) -> Speedup:
+    """:func:`compare` in ``sessions`` fresh pairs of envs, ``rounds`` interleaved rounds each.
+
+    ``benchmark``: a URI or ``Benchmark``; ``candidate`` and ``start``: the
+    commandlines of the measured module and of the baseline's env (``""``: the
+    benchmark as loaded). The interval resamples sessions, then rounds within
+    them (:func:`paired_speedup_interval` with ``sessions``).
+    """
+    if sessions < 1 or rounds < 1 or sessions * rounds < 2:
+        raise ValueError(f"sessions, rounds: expected >= 1 each and >= 2 rounds in all, got {sessions} and {rounds}")
+    b: list[np.ndarray] = []
+    c: list[np.ndarray] = []
+    ids: list[int] = []
+    for k in range(sessions):
+        bs, cs = session(benchmark, candidate, rounds, baseline, repetitions, start=start, env_id=env_id)
+        b, c, ids = b + bs, c + cs, ids + [k] * len(bs)
+    return paired_speedup_interval(b, c, confidence=confidence, seed=seed, tolerance=tolerance, sessions=ids)
+
+
+def session(
+    benchmark: Any, candidate: str, rounds: int, baseline: str = "initial", repetitions: int = 10,
+    start: str = "", env_id: str = "xla-v0",
+) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """One session: two fresh envs (new services: new compiles and worker processes) at ``benchmark``,
+    the first at the commandline ``start``, the second at ``candidate``; :func:`interleaved`'s rounds.
+
+    A commandline pass that fails raises ``ValueError`` (a module to measure is replayed whole or not at all).
+    """
+    import compiler_gym
+
+    with compiler_gym.make(env_id) as base, compiler_gym.make(env_id) as other:
+        for env, commandline in ((base, start), (other, candidate)):
+            env.reset(benchmark=benchmark)
+            env.send_param("xla.runtime.repetitions", str(repetitions))
+            for action in env.commandline_to_actions(commandline):
+                env.step(action)
+        return interleaved(base, other, rounds, baseline)
 
 
 def _samples(samples: Sequence[float] | np.ndarray) -> np.ndarray:

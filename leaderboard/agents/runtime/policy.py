@@ -9,9 +9,13 @@ random pass sequences (:func:`search.propose`; a ``mutate`` fraction of them
 XLA's default order with a few edits), finds the fastest with
 ``mode`` ``exhaustive`` (measure all, (a)) or ``adaptive`` (clusters, cost
 model, ``budget`` measurements, (b)), then measures the winner again apart
-from the search: ``final_rounds`` interleaved rounds against the baseline,
-a speedup with a bootstrap interval (with ``finalists`` > 1, the search's fastest few are
-re-measured so first, and the fastest of them wins). ``prior``: an ``.npz``
+from the search: in ``final_sessions`` fresh pairs of envs (new services, so
+new compiles and worker processes: :func:`measure.compare_in_sessions`),
+``final_rounds`` interleaved rounds against the baseline in each, a speedup with
+a bootstrap interval over sessions and rounds (``final_sessions=0``: the rounds
+in the search's own envs, one session, whose interval misses the spread
+between compiles). With ``finalists`` > 1 the search's fastest few are first
+re-measured in interleaved rounds in the search's envs, and the fastest wins. ``prior``: an ``.npz``
 of measurements (``run.py --save-measurements``) the adaptive mode's cost
 model starts from. The env is left at the winner's
 sequence (or untouched when no candidate measured faster than the start), so
@@ -31,7 +35,13 @@ import numpy as np
 from compiler_gym.envs import CompilerEnv
 
 from leaderboard.agents.runtime.cost_model import load_measurements
-from leaderboard.agents.runtime.measure import BASELINES, apply_actions, compare, measure_runtime
+from leaderboard.agents.runtime.measure import (
+    BASELINES,
+    apply_actions,
+    compare,
+    compare_in_sessions,
+    measure_runtime,
+)
 from leaderboard.agents.runtime.search import Candidate, SearchResult, adaptive, exhaustive, propose
 
 __all__ = ["MODES", "RuntimeSearch", "policy"]
@@ -53,6 +63,7 @@ class RuntimeSearch:
     repetitions: int = 5
     baseline_rounds: int = 3
     final_rounds: int = 5
+    final_sessions: int = 3
     baseline: str = "initial"
     confidence: float = 0.95
     tolerance: float = 0.0
@@ -77,8 +88,11 @@ class RuntimeSearch:
         for name in ("explore", "mutate"):
             if not 0 <= getattr(self, name) <= 1:
                 raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)}")
-        if self.refresh_every < 0:
-            raise ValueError(f"refresh_every must be >= 0, got {self.refresh_every}")
+        for name in ("refresh_every", "final_sessions"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.final_sessions * self.final_rounds == 1:
+            raise ValueError("final_sessions=1 with final_rounds=1 is one round: expected >= 2 rounds in all")
 
     def __call__(self, env: CompilerEnv) -> None:
         base = env.fork()
@@ -132,7 +146,7 @@ class RuntimeSearch:
         search_seconds = time.time() - started
         chosen, finalists = self._choose(base, result)
         actions = list(candidates[chosen].actions) if chosen >= 0 else []
-        final = self.verify(base, actions)
+        final = self.verify(base, actions, self.final_sessions)
         logger.info(
             "%s: %d candidates, %d measured, speedup %.3f [%.3f, %.3f]%s",
             self.mode, len(candidates), result.n_measurements, final["speedup"], final["low"], final["high"],
@@ -159,21 +173,30 @@ class RuntimeSearch:
         ranked = sorted((i for i in result.measured if result.measured[i] < 0), key=lambda i: (result.measured[i], i))
         if self.finalists < 2 or len(ranked) < 2:
             return result.best, {}
-        speedups = {i: float(self.verify(base, result.candidates[i].actions)["speedup"]) for i in ranked[: self.finalists]}
+        speedups = {i: float(self.verify(base, result.candidates[i].actions, 0)["speedup"]) for i in ranked[: self.finalists]}
         return max(speedups, key=lambda i: (speedups[i], -i)), speedups
 
-    def verify(self, base: CompilerEnv, actions: Sequence[int]) -> dict[str, Any]:
-        """The speedup of ``actions`` over the baseline, measured apart: interleaved rounds."""
+    def verify(self, base: CompilerEnv, actions: Sequence[int], sessions: int) -> dict[str, Any]:
+        """The speedup of ``actions`` over the baseline in interleaved rounds: in ``sessions`` fresh pairs of
+        envs, or (0) in ``base`` and a fork of it."""
         fork = base.fork()
         try:
             apply_actions(fork, actions)
-            speedup = compare(
-                base, fork, rounds=self.final_rounds, baseline=self.baseline,
-                confidence=self.confidence, seed=self.seed, tolerance=self.tolerance,
-            )
+            if sessions == 0:
+                speedup = compare(
+                    base, fork, rounds=self.final_rounds, baseline=self.baseline,
+                    confidence=self.confidence, seed=self.seed, tolerance=self.tolerance,
+                )
+            else:
+                speedup = compare_in_sessions(
+                    base.benchmark, fork.commandline(), sessions=sessions, rounds=self.final_rounds,
+                    baseline=self.baseline, repetitions=self.repetitions, start=base.commandline(),
+                    confidence=self.confidence, seed=self.seed, tolerance=self.tolerance,
+                    env_id=getattr(base.spec, "id", None) or "xla-v0",
+                )
         finally:
             fork.close()
-        return speedup.to_dict()
+        return {**speedup.to_dict(), "sessions": sessions}
 
 
 def _jsonable_rounds(result: SearchResult) -> list[dict[str, Any]]:

@@ -81,7 +81,9 @@ class Args:
     baseline_rounds: int = 3
     """Runtime observations of the baseline before a search (its reference median)"""
     final_rounds: int = 5
-    """interleaved (baseline, winner) observation pairs of the final measurement"""
+    """interleaved (baseline, winner) observation pairs of the final measurement, per session"""
+    final_sessions: int = 3
+    """fresh pairs of envs (new compiles and processes) of the final measurement (0: the search's own envs)"""
     baseline: str = "initial"
     """initial (the start module, compiled by XLA's pipeline) or default (RuntimeDefault)"""
     confidence: float = 0.95
@@ -115,6 +117,8 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
     for name in ("candidates", "max_length", "budget", "per_round", "repetitions", "baseline_rounds", "final_rounds", "finalists"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1")
+    if args.final_sessions < 0 or args.final_sessions * args.final_rounds == 1:
+        parser.error(f"--final-sessions: expected 0 or >= 1 with >= 2 final rounds in all, got {args.final_sessions}")
     for name in ("explore", "mutate"):
         if not 0 <= getattr(args, name) <= 1:
             parser.error(f"--{name}: expected a fraction in [0, 1], got {getattr(args, name)}")
@@ -144,7 +148,7 @@ def run(args: Args) -> dict[str, Any]:
     if args.benchmarks:
         uris = [u for u in args.benchmarks.split(",") if u]
     settings = {k: getattr(args, k) for k in ("max_length", "explore", "mutate", "budget", "per_round", "exploit", "promising", "alpha",
-                                               "repetitions", "baseline_rounds", "final_rounds", "baseline", "confidence",
+                                               "repetitions", "baseline_rounds", "final_rounds", "final_sessions", "baseline", "confidence",
                                                "tolerance", "refresh_every", "graph", "finalists", "seed")}
     rows: list[dict[str, Any]] = []
     groups: list[tuple[np.ndarray, np.ndarray]] = []
