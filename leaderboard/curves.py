@@ -9,20 +9,25 @@ curve is the rolling mean of its episode returns (SB3's ``monitor-*.csv``)
 against environment steps (``leaderboard.figures.rolling_returns``); the
 curves are read at common steps, up to the shortest run, and drawn as the
 mean across seeds with a 95% Student-t band (``leaderboard.seeds``). Returns
-are fractions of each training benchmark's initial op count, so curves of
-different training sets say how fast each set is learned, not which policy
-is better on the test split (``leaderboard.seeds`` says that).
+of the ``OpCount`` reward are fractions of each training benchmark's initial
+op count, so curves of different training sets say how fast each set is
+learned, not which policy is better on the test split (``leaderboard.seeds``
+says that). Other rewards (``OpCountShaped``) have other scales: each reward
+space gets its own panel. A run whose monitor files hold fewer than 90% of the
+env steps it trained (``result.json``; a run resumed before monitors were
+kept across resumes) is left out, with a note: its curve would start late.
 """
 from __future__ import annotations
 
 import argparse
 import bisect
 import glob
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from leaderboard.figures import COLORS, rolling_returns
+from leaderboard.figures import COLORS, reward_space_of, rolling_returns
 from leaderboard.seeds import across_seeds
 
 __all__ = ["curve", "main"]
@@ -45,6 +50,20 @@ def curve(runs: Sequence[Path], points: int = 50, window: int = 20) -> tuple[lis
     return grid, [across_seeds([_at(steps, values, step) for steps, values in curves]) for step in grid]
 
 
+def _whole(run: Path) -> bool:
+    """Whether ``run``'s monitors hold >= 90% of the env steps of its ``result.json`` (no file: yes)."""
+    try:
+        trained = int(json.loads((run / "result.json").read_text())["timesteps"])
+    except (OSError, KeyError, ValueError):
+        return True
+    steps, _ = rolling_returns(run)
+    if steps and steps[-1] >= 0.9 * trained:
+        return True
+    print(f"{run}: its monitors hold {steps[-1] if steps else 0} of its {trained} env steps (resumed before "
+          "monitors were kept across resumes), left out", file=sys.stderr)
+    return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("rows", nargs="+", metavar="LABEL=GLOB", help="a configuration: its label and globs of its run folders (comma-separated)")
@@ -55,24 +74,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     import matplotlib.pyplot as plt
 
-    figure, ax = plt.subplots(figsize=(8, 4.5))
-    for i, item in enumerate(args.rows):
+    panels: dict[str, list[tuple[str, list[Path]]]] = {}  # reward space -> its configurations
+    for item in args.rows:
         if "=" not in item:
             parser.error(f"expected LABEL=GLOB, got {item!r}")
         label, pattern = item.split("=", 1)
         runs = sorted({Path(p) for part in pattern.split(",") for p in glob.glob(part) if Path(p, "model.zip").is_file()})
+        runs = [run for run in runs if _whole(run)]
         if not runs:
             print(f"{label}: no finished run folders match {pattern!r}, left out", file=sys.stderr)
             continue
-        steps, stats = curve(runs, args.points, args.window)
-        color = COLORS[i % len(COLORS)]
-        ax.plot(steps, [m for m, _, _ in stats], color=color, label=f"{label} ({len(runs)} seed{'s' * (len(runs) > 1)})")
-        if len(runs) > 1:
-            ax.fill_between(steps, [lo for _, lo, _ in stats], [hi for _, _, hi in stats], color=color, alpha=0.2)
-    ax.set_xlabel("environment steps (all environments)")
-    ax.set_ylabel(f"episode return / initial op count\n(rolling mean of {args.window} episodes)")
-    ax.set_title(args.title)
-    ax.legend(fontsize=7)
+        panels.setdefault(reward_space_of(runs[0]), []).append((label, runs))
+    figure, axes = plt.subplots(1, max(len(panels), 1), figsize=(8 * max(len(panels), 1), 4.5), squeeze=False)
+    color = 0
+    for ax, (space, configurations) in zip(axes[0], panels.items()):
+        for label, runs in configurations:
+            steps, stats = curve(runs, args.points, args.window)
+            ax.plot(steps, [m for m, _, _ in stats], color=COLORS[color % len(COLORS)],
+                    label=f"{label} ({len(runs)} seed{'s' * (len(runs) > 1)})")
+            if len(runs) > 1:
+                ax.fill_between(steps, [lo for _, lo, _ in stats], [hi for _, _, hi in stats],
+                                color=COLORS[color % len(COLORS)], alpha=0.2)
+            color += 1
+        unit = "/ initial op count" if space == "OpCount" else f"({space})"
+        ax.set_xlabel("environment steps (all environments)")
+        ax.set_ylabel(f"episode return {unit}\n(rolling mean of {args.window} episodes)")
+        ax.set_title(args.title if len(panels) == 1 else f"{args.title}: {space}", fontsize=10)
+        ax.legend(fontsize=7)
     figure.tight_layout()
     figure.savefig(args.out, dpi=120)
     plt.close(figure)

@@ -54,7 +54,10 @@ from leaderboard.summary import (  # noqa: E402
     summarize,
 )
 
-__all__ = ["COLORS", "DEFAULT_RESULTS", "FULL_RESULTS", "HELDOUT_RESULTS", "bars", "labelled_results", "main", "rolling_returns"]
+__all__ = [
+    "COLORS", "DEFAULT_RESULTS", "FULL_RESULTS", "HELDOUT_RESULTS", "bars", "labelled_results", "main", "reward_space_of",
+    "rolling_returns",
+]
 
 HERE = Path(__file__).parent
 #: label -> results CSV, the leaderboard's rows on the test sample.
@@ -177,13 +180,25 @@ def _per_benchmark(ax: plt.Axes, paths: dict[str, str]) -> None:
 
 
 def _monitor(path: Path) -> list[tuple[float, int, float]]:
-    """(seconds since start, episode length, return) rows of an SB3 monitor CSV."""
+    """(seconds since start, episode length, return) rows of an SB3 monitor CSV.
+
+    A resumed run appends to its monitors, and its times start again from 0:
+    each such piece is moved to after the one before, so the times stay in order."""
+    rows: list[tuple[float, int, float]] = []
+    offset = last = 0.0
     with open(path) as f:
         next(f)  # the JSON header line
-        return [(float(r["t"]), int(r["l"]), float(r["r"])) for r in csv.DictReader(f)]
+        for r in csv.DictReader(f):
+            t = float(r["t"]) + offset
+            if t < last:
+                offset, t = last, float(r["t"]) + last
+            last = t
+            rows.append((t, int(r["l"]), float(r["r"])))
+    return rows
 
 
-def _reward_space(run: Path) -> str:
+def reward_space_of(run: Path) -> str:
+    """A run's reward space, from its ``args.json`` (``OpCount`` when it does not say)."""
     try:
         return str(json.loads((run / "args.json").read_text())["args"]["reward_space"])
     except (OSError, KeyError, ValueError):
@@ -205,7 +220,7 @@ def rolling_returns(run: Path, window: int = 20) -> tuple[list[int], list[float]
 def _training(axes: Sequence[plt.Axes], spaces: Sequence[str], runs: Sequence[Path], window: int = 20) -> None:
     """One panel per reward space (their returns have different scales)."""
     for ax, space in zip(axes, spaces):
-        for i, run in enumerate(r for r in runs if _reward_space(r) == space):
+        for i, run in enumerate(r for r in runs if reward_space_of(r) == space):
             steps, returns = rolling_returns(run, window)
             ax.plot(steps, returns, label=run.name, color=COLORS[i % len(COLORS)])
         ax.set_xlabel("environment steps (all environments)")
@@ -261,7 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     _per_benchmark(ax, chosen)
     _save(figure, out / "per_benchmark.png")
     if runs:
-        spaces = sorted({_reward_space(r) for r in runs})
+        spaces = sorted({reward_space_of(r) for r in runs})
         figure, axes = plt.subplots(1, len(spaces), figsize=(7 * len(spaces), 4.5), squeeze=False)
         _training(axes[0], spaces, runs)
         _save(figure, out / "training.png")

@@ -9,10 +9,10 @@ import pytest
 from leaderboard.curves import curve, main
 
 
-def _run(folder, episodes: list[tuple[float, float]]) -> None:
+def _run(folder, episodes: list[tuple[float, float]], reward: str = "OpCount") -> None:
     """A run folder whose one monitor file holds ``(return, seconds)`` episodes of 10 steps."""
     folder.mkdir()
-    (folder / "args.json").write_text(json.dumps({"args": {"reward_space": "OpCount"}}))
+    (folder / "args.json").write_text(json.dumps({"args": {"reward_space": reward}}))
     (folder / "model.zip").write_bytes(b"")
     lines = ['#{"t_start": 0, "env_id": "xla-v0"}', "r,l,t"] + [f"{r},10,{t}" for r, t in episodes]
     (folder / "monitor-0.monitor.csv").write_text("\n".join(lines) + "\n")
@@ -47,3 +47,22 @@ def test_main_draws_every_configuration_and_skips_unmatched_ones(tmp_path, capsy
     assert out.stat().st_size > 0
     err = capsys.readouterr().err
     assert "B: no finished run folders match" in err and "C: no finished run folders match" in err
+
+
+def test_resumed_pieces_stay_in_order_and_runs_missing_steps_are_left_out(tmp_path, capsys):
+    from leaderboard.figures import rolling_returns
+
+    # a resumed run appended a piece whose times start again from 0
+    _run(tmp_path / "resumed", [(0.1, 5), (0.2, 9), (0.9, 1), (1.0, 2)])
+    assert rolling_returns(tmp_path / "resumed", window=1)[1] == pytest.approx([0.1, 0.2, 0.9, 1.0])
+    _run(tmp_path / "lost", [(0.5, 1)])  # 10 of 40 steps: its monitors were overwritten by a resume
+    (tmp_path / "lost" / "result.json").write_text(json.dumps({"timesteps": 40}))
+    (tmp_path / "resumed" / "result.json").write_text(json.dumps({"timesteps": 40}))
+    _run(tmp_path / "shaped", [(300.0, 1), (500.0, 2)], reward="OpCountShaped")
+    out = tmp_path / "curves.png"
+    assert main([f"A={tmp_path}/resumed,{tmp_path}/lost", f"S={tmp_path}/shaped", "--out", str(out)]) == 0
+    assert "lost: its monitors hold 10 of its 40 env steps" in capsys.readouterr().err
+    from PIL import Image
+
+    width, height = Image.open(out).size
+    assert width > 1.5 * height  # two panels: OpCount and OpCountShaped returns have different scales

@@ -89,6 +89,10 @@ def test_a_run_resumes_from_its_last_checkpoint_and_acts_from_any(tmp_path, smal
     assert first.num_timesteps == 16
     run, resumed = train(parse_args([*flags, "--total-timesteps=32", "--resume"]))
     assert resumed.num_timesteps == 32
+    # the training curve goes on: the first 16 steps' episodes kept, the resumed run's appended
+    episodes = (run / "monitor-0.monitor.csv").read_text().splitlines()[2:]
+    assert sum(int(line.split(",")[1]) for line in episodes) == 32
+    assert json.loads((run / "result.json").read_text())["resumed_at"] == 16
     checkpoints = sorted((run / "checkpoints").glob("rl_model_*_steps.zip"))
     assert len(checkpoints) >= 3
     policy = RlPolicy(str(run), checkpoint=str(checkpoints[0].relative_to(run)))

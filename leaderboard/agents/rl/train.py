@@ -9,7 +9,9 @@ the SB3 algorithm, training with a progress bar, TensorBoard logs and
 checkpoints, and the saved run: ``model.zip``, ``args.json`` (hyperparameters
 and versions), ``monitor-*.csv`` (training curves) and ``tb/`` (TensorBoard:
 ``tensorboard --logdir RUN/tb``). ``--resume`` continues from the run's last
-checkpoint.
+checkpoint: the monitors keep the episodes the checkpoint holds and the
+resumed run appends to them; ``result.json`` says ``resumed_at`` (its minutes
+are the last piece's).
 """
 from __future__ import annotations
 
@@ -100,7 +102,7 @@ def run_name(args: Args) -> str:
     return f"{args.algo}{backend}-{args.reward_space}{features}-seed{args.seed}"
 
 
-def _env_factory(args: Args, benchmarks: Sequence[str], rank: int, log_dir: Path) -> Callable[[], Any]:
+def _env_factory(args: Args, benchmarks: Sequence[str], rank: int, log_dir: Path, append: bool = False) -> Callable[[], Any]:
     def make() -> Any:
         import gymnasium
         from stable_baselines3.common.monitor import Monitor
@@ -118,7 +120,7 @@ def _env_factory(args: Args, benchmarks: Sequence[str], rank: int, log_dir: Path
         )
         env = RlFeatures(env, args.cost_features)
         env.reset(seed=args.seed + rank)
-        return Monitor(env, str(log_dir / f"monitor-{rank}"))
+        return Monitor(env, str(log_dir / f"monitor-{rank}"), override_existing=not append)
 
     return make
 
@@ -176,10 +178,13 @@ def train(args: Args) -> tuple[Path, Any]:
         result = train_rllib(args, benchmarks, run)
         (run / "result.json").write_text(json.dumps(result, indent=1) + "\n")
         return run, None
-    factories = [_env_factory(args, benchmarks, i, run) for i in range(args.n_envs)]
+    resumed = latest_checkpoint(run) if args.resume else None
+    if resumed is not None:  # the curves go on from the checkpoint: its episodes kept, the redone ones dropped
+        trim_monitors(run, checkpoint_steps(resumed) // args.n_envs)
+        record["resumed_at"] = checkpoint_steps(resumed)
+    factories = [_env_factory(args, benchmarks, i, run, append=resumed is not None) for i in range(args.n_envs)]
     vec = DummyVecEnv(factories) if args.dummy_vec_env else SubprocVecEnv(factories)
     try:
-        resumed = latest_checkpoint(run) if args.resume else None
         if resumed is not None:
             model = model_class(args.algo).load(resumed, env=vec, device="cpu", tensorboard_log=str(run / "tb"))
             print(f"resuming from {resumed} at step {model.num_timesteps}", file=sys.stderr)
@@ -194,6 +199,8 @@ def train(args: Args) -> tuple[Path, Any]:
         model.learn(remaining, callback=callbacks, progress_bar=True, reset_num_timesteps=resumed is None, tb_log_name="run")
         model.save(run / "model.zip")
         result = {"timesteps": int(model.num_timesteps), "minutes": (time.monotonic() - started) / 60}
+        if resumed is not None:  # the minutes are this piece's
+            result["resumed_at"] = checkpoint_steps(resumed)
         (run / "result.json").write_text(json.dumps(result, indent=1) + "\n")
     finally:
         vec.close()
@@ -210,10 +217,27 @@ def model_class(algo: str) -> Any:
 
 def latest_checkpoint(run: Path) -> Path | None:
     """The checkpoint of ``run`` with the most steps, or None."""
-    found = sorted(
-        (run / "checkpoints").glob("rl_model_*_steps.zip"), key=lambda p: int(p.stem.split("_")[-2])
-    )
+    found = sorted((run / "checkpoints").glob("rl_model_*_steps.zip"), key=checkpoint_steps)
     return found[-1] if found else None
+
+
+def checkpoint_steps(checkpoint: Path) -> int:
+    """``rl_model_12000_steps.zip`` -> 12000 (env steps over all envs)."""
+    return int(checkpoint.stem.split("_")[-2])
+
+
+def trim_monitors(run: Path, steps_per_env: int) -> None:
+    """Keep in each ``monitor-*.monitor.csv`` of ``run`` the episodes that ended within ``steps_per_env``
+    of that env's steps: those of the training a checkpoint holds (a resumed run redoes the rest)."""
+    for path in sorted(run.glob("monitor-*.monitor.csv")):
+        header, columns, *episodes = path.read_text().splitlines()
+        kept, steps = [], 0
+        for line in episodes:
+            steps += int(line.split(",")[1])  # r,l,t: l is the episode's length
+            if steps > steps_per_env:
+                break
+            kept.append(line)
+        path.write_text("\n".join([header, columns, *kept]) + "\n")
 
 
 def hyperparameters(model: Any) -> dict[str, Any]:
