@@ -33,7 +33,13 @@ from dataclasses import dataclass
 
 from leaderboard.metrics import geomean_improvement, mean
 from leaderboard.seeds import PRESETS, seed_of
-from leaderboard.summary import PAPER_MIX_FAMILIES, final_op_counts, op_counts, read_results
+from leaderboard.summary import (
+    PAPER_MIX_FAMILIES,
+    agent_op_count,
+    final_op_counts,
+    op_counts,
+    read_results,
+)
 
 __all__ = ["PAPER", "ROWS", "Cell", "against", "main", "markdown", "table", "verdict"]
 
@@ -121,7 +127,8 @@ def table(rows: Mapping[str, str], baseline: str = _BASELINE, seed: int = 0) -> 
     for label, pattern in rows.items():
         by_seed: dict[int, dict[str, float]] = {}
         for path in sorted({p for part in pattern.split(",") for p in glob.glob(part)}):
-            by_seed.setdefault(seed_of(path), {}).update(final_op_counts(read_results([path])))
+            by_seed.setdefault(seed_of(path), {}).update(
+                {s.benchmark: agent_op_count(s, *counts[s.benchmark]) for s in read_results([path])})
         for name, (families, _) in PAPER.items():
             benchmarks = sorted(split_benchmark_uris("test", list(families)))
             complete = [reached for _, reached in sorted(by_seed.items()) if set(benchmarks) <= reached.keys()]
