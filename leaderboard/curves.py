@@ -14,8 +14,9 @@ op count, so curves of different training sets say how fast each set is
 learned, not which policy is better on the test split (``leaderboard.seeds``
 says that). Other rewards (``OpCountShaped``) have other scales: each reward
 space gets its own panel. A run whose monitor files hold fewer than 90% of the
-env steps it trained (``result.json``; a run resumed before monitors were
-kept across resumes) is left out, with a note: its curve would start late.
+env steps it trained (``result.json``: e.g. a run resumed before monitors
+were kept across resumes, or a monitor file lost) is left out, with a note:
+its curve would have a gap.
 """
 from __future__ import annotations
 
@@ -59,8 +60,8 @@ def _whole(run: Path) -> bool:
     steps, _ = rolling_returns(run)
     if steps and steps[-1] >= 0.9 * trained:
         return True
-    print(f"{run}: its monitors hold {steps[-1] if steps else 0} of its {trained} env steps (resumed before "
-          "monitors were kept across resumes), left out", file=sys.stderr)
+    print(f"{run}: its monitors hold {steps[-1] if steps else 0} of its {trained} env steps (overwritten by "
+          "a resume before monitors were kept across resumes, or lost), left out", file=sys.stderr)
     return False
 
 

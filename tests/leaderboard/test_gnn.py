@@ -18,7 +18,14 @@ from leaderboard.agents.gnn.model import (
     to_data,
 )
 from leaderboard.agents.gnn.policy import STOP, GnnPolicy, action_mask, from_env
-from leaderboard.agents.gnn.train import _chunks, latest_checkpoint, parse_args, train
+from leaderboard.agents.gnn.train import (
+    EPISODES_HEADER,
+    _chunks,
+    latest_checkpoint,
+    parse_args,
+    train,
+    trim_episodes,
+)
 from xla_service.env.graph import GraphArrays, unpack
 
 
@@ -112,6 +119,8 @@ def test_train_tiny_budget_resume_and_act(tmp_path, small_env, monkeypatch):
 
     again = train(parse_args([*flags, "--total-timesteps=16", "--resume"]))
     assert again == run and json.loads((run / "result.json").read_text())["timesteps"] >= 16
+    steps = [int(line.split(",")[0]) for line in (run / "episodes.csv").read_text().splitlines()[1:]]
+    assert steps and steps == sorted(steps) and steps[-1] <= 16  # one curve, in order, across the resume
 
     env = small_env
     env.reset()
@@ -131,3 +140,15 @@ def test_train_tiny_budget_resume_and_act(tmp_path, small_env, monkeypatch):
         from_env()
     with pytest.raises(ValueError, match="No model"):
         GnnPolicy(run, checkpoint="missing.pt")
+
+
+def test_a_resume_drops_the_episodes_after_its_checkpoint(tmp_path):
+    path = tmp_path / "episodes.csv"
+    trim_episodes(path, 0)  # a new run: the header only
+    assert path.read_text() == EPISODES_HEADER + "\n"
+    rows = [f"{step},benchmark://xla-gpt2-v0/b,1.0,3,0" for step in (4, 8, 12)]
+    path.write_text("\n".join([EPISODES_HEADER, *rows]) + "\n")
+    trim_episodes(path, 8)  # the checkpoint at step 8: the episode ended at 12 is redone
+    assert path.read_text().splitlines() == [EPISODES_HEADER, *rows[:2]]
+    trim_episodes(path, 0)  # started again from nothing
+    assert path.read_text().splitlines() == [EPISODES_HEADER]

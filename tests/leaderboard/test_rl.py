@@ -6,7 +6,7 @@ import json
 import pytest
 
 from leaderboard.agents.rl.policy import RlPolicy
-from leaderboard.agents.rl.train import ALGOS, parse_args, train
+from leaderboard.agents.rl.train import ALGOS, parse_args, train, trim_monitors
 
 VARIANTS = [(algo, []) for algo in ALGOS] + [
     ("ppo", ["--reward-space=OpCountShaped"]),
@@ -130,3 +130,13 @@ def test_value_only_policy_hides_cost_features_from_the_actor():
         values = [policy.predict_values(o) for o in (obs, changed)]
     assert torch.equal(logits[0], logits[1])
     assert not torch.equal(values[0], values[1])
+
+
+def test_a_resume_drops_the_episodes_its_checkpoint_does_not_hold(tmp_path):
+    # SB3's monitor: a JSON comment line, the columns, one episode a line (return, length, time)
+    lines = ['#{"t_start": 0.0, "env_id": "xla-v0"}', "r,l,t", "1.0,4,0.1", "2.0,4,0.2", "3.0,4,0.3"]
+    (tmp_path / "monitor-0.monitor.csv").write_text("\n".join(lines) + "\n")
+    (tmp_path / "monitor-1.monitor.csv").write_text("\n".join(lines[:3]) + "\n")
+    trim_monitors(tmp_path, steps_per_env=9)  # the third episode ended at step 12, after the checkpoint
+    assert (tmp_path / "monitor-0.monitor.csv").read_text().splitlines() == lines[:4]
+    assert (tmp_path / "monitor-1.monitor.csv").read_text().splitlines() == lines[:3]

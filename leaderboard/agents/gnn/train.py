@@ -13,7 +13,8 @@ folder (``runs/gnn-SUITE-seedN``) gets ``args.json`` (arguments, network,
 versions), ``tb/`` (TensorBoard: ``tensorboard --logdir RUN/tb``),
 ``episodes.csv``, ``checkpoints/gnn_STEP.pt`` (weights, optimizer, RNG
 states), ``model.pt`` and ``result.json``. ``--resume`` continues from the
-last checkpoint up to ``--total-timesteps``.
+last checkpoint up to ``--total-timesteps`` (``episodes.csv`` keeps the
+episodes that checkpoint holds; the steps after it are redone).
 """
 from __future__ import annotations
 
@@ -33,7 +34,9 @@ import numpy as np
 
 from leaderboard.agents.arguments import dataclass_parser, experience_store
 
-__all__ = ["Args", "latest_checkpoint", "parse_args", "run_name", "train"]
+__all__ = ["Args", "latest_checkpoint", "parse_args", "run_name", "train", "trim_episodes"]
+
+EPISODES_HEADER = "step,benchmark,return,length,stopped"
 
 
 @dataclass
@@ -135,6 +138,14 @@ def latest_checkpoint(run: Path) -> Path | None:
     return found[-1] if found else None
 
 
+def trim_episodes(path: Path, steps: int) -> None:
+    """Keep in ``episodes.csv`` (made if missing) the episodes that ended within the first ``steps``
+    training steps: those a checkpoint at ``steps`` holds (0: none, a new run)."""
+    lines = path.read_text().splitlines()[1:] if path.is_file() else []
+    kept = [line for line in lines if int(line.split(",", 1)[0]) <= steps]
+    path.write_text("".join(f"{line}\n" for line in [EPISODES_HEADER, *kept]))
+
+
 def _make_env(args: Args, benchmarks: Sequence[str]) -> Any:
     import gymnasium
 
@@ -222,9 +233,8 @@ def train(args: Args) -> Path:
         )
 
     envs = [_make_env(args, benchmarks) for _ in range(args.n_envs)]
+    trim_episodes(run / "episodes.csv", global_step)  # a resumed run redoes the steps after its checkpoint
     episodes = (run / "episodes.csv").open("a")
-    if episodes.tell() == 0:
-        episodes.write("step,benchmark,return,length,stopped\n")
     try:
         graphs: list[list[Any]] = [[None] * args.n_envs for _ in range(args.num_steps)]
         masks = torch.zeros((args.num_steps, args.n_envs, config.actions))

@@ -32,7 +32,7 @@ import numpy as np
 
 from leaderboard.agents.arguments import dataclass_parser
 
-__all__ = ["Args", "ALGOS", "hyperparameters", "parse_args", "train"]
+__all__ = ["Args", "ALGOS", "hyperparameters", "parse_args", "train", "trim_monitors"]
 
 ALGOS = ("ppo", "a2c", "dqn", "trpo")
 
