@@ -103,18 +103,28 @@ beam)  # two shards side by side (~1 h on 2 cores), then their rows merged
     { head -n 1 $beam.shard0.csv; tail -q -n +2 $beam.shard0.csv $beam.shard1.csv | sort; } > $beam.csv
     rm $beam.shard0.csv $beam.shard1.csv
     ;;
-search_full)  # the search baselines on the full test split (106 benchmarks), one after the other:
-    # greedy ~2.5 h, beam ~7 h, random search with beam's walltime on the sample (243 s a
-    # benchmark) ~7 h on one core. --resume keeps an interrupted file's rows, so the stage can
-    # run in pieces (or `search_full beam` beside `search_full random`); the summary stage validates.
+search_full)  # the search baselines on the full test split (106 benchmarks), each in two shards side
+    # by side (one a core), then their rows merged: greedy ~1.2 h, beam ~3.5 h, random search with
+    # beam's walltime on the sample (243 s a benchmark) ~3.5 h. --resume keeps an interrupted shard's
+    # rows, so a search can run in pieces; a search whose merged file exists is skipped (delete it to
+    # run again); the summary stage validates.
     declare -A SEARCH=([greedy]="Greedy(max_steps=30, lazy=True)"
         [beam]="Beam(width=5, depth=40, lazy=True, patience=2, diverse=True)"
         [random_search]="RandomSearch(length=20, seed=0, seconds=240)")
     for name in greedy beam random_search; do
-        results=$AGENTS/$name/results-test.csv
-        want "$results" || continue
-        $PY -m leaderboard.eval --policy "leaderboard.agents.$name.policy:${SEARCH[$name]}" \
-            --leaderboard_results "$results" --resume
+        results=$AGENTS/$name/results-test
+        want "$results.csv" || continue
+        [[ -f $results.csv ]] && continue
+        pids=()
+        for i in 0 1; do
+            $PY -m leaderboard.eval --policy "leaderboard.agents.$name.policy:${SEARCH[$name]}" \
+                --leaderboard_results "$results.shard$i.csv" --shard $i/2 --resume &
+            pids+=($!)
+        done
+        for pid in "${pids[@]}"; do wait "$pid"; done  # a failed shard stops the script
+        { head -n 1 "$results.shard0.csv"; tail -q -n +2 "$results.shard0.csv" "$results.shard1.csv" | sort; } \
+            > "$results.csv"
+        rm "$results.shard0.csv" "$results.shard1.csv"
     done
     ;;
 rl)
@@ -236,14 +246,15 @@ rescore)  # results made under an older op count rule: the same commandlines, cu
     ;;
 summary)
     # "vs baseline": against the default pipeline replayed through the env on
-    # the same benchmarks (the full test split covers the sample). Runtimes
-    # need a quiet machine to mean anything: add --runtime there.
+    # the same benchmarks (the full test split covers the sample); two envs
+    # validate side by side. Runtimes need a quiet machine to mean anything:
+    # add --runtime there (with --jobs 1).
     for results in $AGENTS/*/results-*.csv $AGENTS/rl/results/*.csv $AGENTS/rl/results/{generalize,budget}/*.csv \
         $AGENTS/gnn/results/budget/*.csv; do
         want "$results" || continue
         baseline=$AGENTS/default_pipeline/results-test.csv
         [[ $results == *-heldout.csv ]] && baseline=$AGENTS/default_pipeline/results-heldout.csv
-        $PY -m leaderboard.summary "$results" --validate --baseline "$baseline" \
+        $PY -m leaderboard.summary "$results" --validate --jobs 2 --baseline "$baseline" \
             --json "${results%.csv}.summary.json" | tee "${results%.csv}.summary.txt"
     done
     ;;

@@ -1,6 +1,6 @@
 """Summarize a leaderboard results CSV, per test family and overall.
 
-``python -m leaderboard.summary RESULTS.csv [--validate] [--runtime]``
+``python -m leaderboard.summary RESULTS.csv [--validate [--jobs N]] [--runtime]``
 
 - **vs default (geomean ratio)**: the geometric mean over *every* benchmark of
   N_default / N_agent op count (> 1: fewer ops than XLA's default), bf16
@@ -21,7 +21,8 @@
   which says so.
 - **>= default**: the share of benchmarks where the agent's op count is at
   most the default pipeline's (all benchmarks).
-- **validated**: results that passed validation by execution (``--validate``).
+- **validated**: results that passed validation by execution (``--validate``;
+  ``--jobs N`` validates with N envs side by side).
 - **speedup**: geometric mean of default-module runtime / agent-module runtime
   (``--runtime``; the ``Runtime`` observation, median of its measurements).
 - **walltime**: mean seconds per benchmark.
@@ -35,8 +36,10 @@ import argparse
 import json
 import math
 import sys
+import threading
 from collections import defaultdict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -182,13 +185,19 @@ def read_results(paths: Sequence[str]) -> list[CompilerEnvState]:
     return states
 
 
-def _check(states: Sequence[CompilerEnvState], runtime: bool) -> dict[int, tuple]:
-    """Validate and time each state in a fresh env: index -> (valid, speedup)."""
+def _check(states: Sequence[CompilerEnvState], runtime: bool, jobs: int = 1) -> dict[int, tuple]:
+    """Validate (and time) each state: index -> (valid, speedup); ``jobs`` envs (each its own
+    service) take every ``jobs``-th state side by side."""
     import compiler_gym
 
+    if not states:
+        return {}
     out: dict[int, tuple] = {}
-    with compiler_gym.make("xla-v0") as env:
-        for i, state in enumerate(states):
+    lock = threading.Lock()
+
+    def check(env: Any, indices: range) -> None:
+        for i in indices:
+            state = states[i]
             result = env.validate(state)
             speedup: float | None = None
             if runtime and result.okay():
@@ -197,10 +206,23 @@ def _check(states: Sequence[CompilerEnvState], runtime: bool) -> dict[int, tuple
                 agent = sorted(env.observation["Runtime"])
                 default = sorted(env.observation["RuntimeDefault"])
                 speedup = default[len(default) // 2] / agent[len(agent) // 2]
-            out[i] = (result.okay(), speedup)
-            if not result.okay():
-                print(f"\rnot validated: {state.benchmark}: {result.error_details}", file=sys.stderr)
-            print(f"\rchecked {i + 1}/{len(states)}", end="", file=sys.stderr, flush=True)
+            with lock:
+                out[i] = (result.okay(), speedup)
+                if not result.okay():
+                    print(f"\rnot validated: {state.benchmark}: {result.error_details}", file=sys.stderr)
+                print(f"\rchecked {len(out)}/{len(states)}", end="", file=sys.stderr, flush=True)
+
+    envs = []
+    try:
+        for _ in range(min(jobs, len(states))):
+            envs.append(compiler_gym.make("xla-v0"))
+        with ThreadPoolExecutor(len(envs)) as pool:
+            parts = [pool.submit(check, env, range(k, len(states), len(envs))) for k, env in enumerate(envs)]
+            for part in parts:
+                part.result()  # an error in a part is raised here
+    finally:
+        for env in envs:
+            env.close()
     print(file=sys.stderr)
     return out
 
@@ -216,13 +238,14 @@ def summarize(
     validate: bool = False,
     runtime: bool = False,
     baseline: dict[str, float] | None = None,
+    jobs: int = 1,
 ) -> list[Row]:
     """One row per family, the paper's mixed set (GPT-2, BERT, ResNet), then the overall row.
 
     ``baseline`` (URI -> op count, e.g. ``final_op_counts`` of another results
     file) adds the same metrics against that baseline instead of XLA's default.
     """
-    checks = _check(states, runtime) if validate or runtime else {}
+    checks = _check(states, runtime, jobs) if validate or runtime else {}
     counts = op_counts()
     rows: dict[str, Row] = defaultdict(lambda: Row(""))
     overall = Row("overall")
@@ -317,10 +340,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "default pipeline replayed by the env, agents/default_pipeline/results-*.csv)",
     )
     parser.add_argument("--json", metavar="PATH", help="also write the rows to PATH as JSON")
+    parser.add_argument("--jobs", type=int, default=1,
+                        help="validate with this many envs side by side (one xla-gym service each; "
+                        "1 with --runtime, whose timings need a quiet machine)")
     args = parser.parse_args(argv)
+    if args.jobs < 1:
+        parser.error(f"--jobs: expected a positive number of envs, got {args.jobs}")
+    if args.runtime and args.jobs > 1:
+        parser.error(f"--runtime times modules and needs a quiet machine: expected --jobs 1, got {args.jobs}")
     states = read_results(args.results)
     baseline = final_op_counts(read_results([args.baseline])) if args.baseline else None
-    rows = summarize(states, args.validate, args.runtime, baseline)
+    rows = summarize(states, args.validate, args.runtime, baseline, args.jobs)
     print(format_table(rows, baseline=baseline is not None))
     if rows[-1].count < MIN_BENCHMARKS:
         print(

@@ -69,6 +69,15 @@ def test_eval_writes_a_csv_that_compiler_gym_validates(tmp_path, capsys):
     assert f"not validated: {benchmark}: " in err
     assert " 0/1 " in [ln for ln in out.splitlines() if ln.startswith("overall")][-1]
 
+    # Two envs side by side check the same results: the wrong one among them still named.
+    assert summary_main([str(results), str(wrong), "--validate", "--jobs=2"]) == 0
+    out, err = capsys.readouterr()
+    assert f"not validated: {benchmark}: " in err and "checked 4/4" in err
+    assert " 3/4 " in [ln for ln in out.splitlines() if ln.startswith("overall")][-1]
+    with pytest.raises(SystemExit):  # timings need a quiet machine: one env
+        summary_main([str(results), "--runtime", "--jobs=2"])
+    assert "expected --jobs 1, got 2" in capsys.readouterr().err
+
 
 def test_sample_takes_n_per_suite_deterministically():
     from leaderboard.harness import sample_per_suite
