@@ -27,9 +27,11 @@ import argparse
 import glob
 import math
 import random
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from leaderboard.metrics import geomean_improvement, mean
 from leaderboard.seeds import PRESETS, seed_of
@@ -54,6 +56,7 @@ ROWS: dict[str, str] = {
     **{f"{label}, 4,000 steps": pattern for label, pattern in PRESETS["rl"].rows},
     **{label: pattern for label, pattern in PRESETS["budget"].rows if "20,000" in label},
     **{f"{label}, 4,000 steps": pattern for label, pattern in PRESETS["gnn"].rows if "GNN" in label},
+    "greedy search (deterministic: one run)": str(Path(__file__).parent / "agents" / "greedy" / "results-test.csv"),
 }
 _DRAWS = 2000
 
@@ -74,7 +77,8 @@ class Cell:
 
     def __str__(self) -> str:
         left = f"; {self.nonpositive} ratios <= 0 left out, over the seeds" if self.nonpositive else ""
-        return (f"{self.value:+.1%} [{self.low:+.1%}, {self.high:+.1%}] ({self.seeds} seeds; "
+        runs = f"{self.seeds} seeds" if self.seeds > 1 else "1 run"
+        return (f"{self.value:+.1%} [{self.low:+.1%}, {self.high:+.1%}] ({runs}; "
                 f"{self.ratios} of {self.benchmarks} with a ratio{left})")
 
 
@@ -126,8 +130,9 @@ def table(rows: Mapping[str, str], baseline: str = _BASELINE, seed: int = 0) -> 
     out = []
     for label, pattern in rows.items():
         by_seed: dict[int, dict[str, float]] = {}
-        for path in sorted({p for part in pattern.split(",") for p in glob.glob(part)}):
-            by_seed.setdefault(seed_of(path), {}).update(
+        paths = sorted({p for part in pattern.split(",") for p in glob.glob(part)})
+        for path in paths:
+            by_seed.setdefault(_seed(path, len(paths)), {}).update(
                 {s.benchmark: agent_op_count(s, *counts[s.benchmark]) for s in read_results([path])})
         for name, (families, _) in PAPER.items():
             benchmarks = sorted(split_benchmark_uris("test", list(families)))
@@ -140,6 +145,14 @@ def table(rows: Mapping[str, str], baseline: str = _BASELINE, seed: int = 0) -> 
                 out.append((label, name, against(complete, initial, default, benchmarks, seed),
                             against(complete, initial, replayed, benchmarks, seed)))
     return out
+
+
+def _seed(path: str, files: int) -> int:
+    """A results file's training seed (``seed<k>`` in its name); a file without one, alone in its row, is a
+    single run (a deterministic search)."""
+    if files == 1 and not re.search(r"seed\d+", Path(path).name):
+        return 0
+    return seed_of(path)
 
 
 def markdown(cells: Sequence[tuple[str, str, Cell, Cell]]) -> list[str]:

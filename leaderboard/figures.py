@@ -77,6 +77,7 @@ DEFAULT_RESULTS = {
 #: label -> results CSV, the agents run on the full test split (106 benchmarks).
 FULL_RESULTS = {
     "default pipeline": "agents/default_pipeline/results-test.csv",
+    "greedy": "agents/greedy/results-test.csv",
     "PPO": "agents/rl/results/ppo-OpCount-seed0-test.csv",
     "PPO + shaping": "agents/rl/results/ppo-OpCountShaped-seed0-test.csv",
     "TRPO": "agents/rl/results/trpo-OpCount-seed0-test.csv",

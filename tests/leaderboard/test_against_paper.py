@@ -66,6 +66,14 @@ def test_main_scores_rows_of_whole_seeds_and_names_bad_input(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main([f"B={tmp_path}/none-seed*.csv", "--baseline", baseline])
     assert "no row has a seed" in capsys.readouterr().err
+    # a file without a seed in its name (a deterministic search) is one run, if alone in its row
+    _write(tmp_path / "search-test.csv", agent)
+    assert main([f"S={tmp_path}/search-test.csv", "--baseline", baseline]) == 0
+    assert capsys.readouterr().out.splitlines()[2].count("+50.0% [+50.0%, +50.0%] (1 run; ") == 2
+    _write(tmp_path / "search-other.csv", agent)
+    with pytest.raises(SystemExit):
+        main([f"S={tmp_path}/search-*.csv", "--baseline", baseline])
+    assert "expected 'seed<k>' in the results file name, got 'search-other.csv'" in capsys.readouterr().err
 
 
 def test_the_readme_section_is_the_commands_table(capsys):
