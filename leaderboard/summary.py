@@ -190,6 +190,8 @@ def _check(states: Sequence[CompilerEnvState], runtime: bool, jobs: int = 1) -> 
     service) take every ``jobs``-th state side by side."""
     import compiler_gym
 
+    if jobs < 1:
+        raise ValueError(f"jobs: expected a positive number of envs, got {jobs}")
     if not states:
         return {}
     out: dict[int, tuple] = {}
