@@ -19,6 +19,7 @@
 #   bash leaderboard/reproduce.sh figures    # leaderboard/figures/*.png and the README's table
 #   bash leaderboard/reproduce.sh gnn        # graph agent: GPT-2 and mixed train splits, 3 seeds each, full test split
 #   bash leaderboard/reproduce.sh world_model  # world model + controller: 3 seeds (GPT-2 train split), full test split
+#   bash leaderboard/reproduce.sh world_model_plans  # its planners compared on the validation split (750-step checkpoints)
 #
 # A second argument keeps only the jobs whose name contains it, e.g.
 # `reproduce.sh train a2c` or `reproduce.sh search greedy` (to run jobs side by side).
@@ -323,6 +324,9 @@ world_model)  # Dyna: 4000 real env steps per seed (the RL runs' budget; checkpo
                     "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', checkpoint=$steps, plan='$plan')"
             done
         done
+        # plan='score' (the lookahead's score alone, chosen on the validation split below) at 750 real steps
+        [[ -f $run/checkpoints/model-750.pt ]] && evaluate $WM/results/wm-xla-gpt2-v0-score-steps750-seed$seed-test.csv \
+            "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', checkpoint=750, plan='score')"
         for results in $WM/results/wm-xla-gpt2-v0-*seed$seed-test.csv; do
             want "$results" || continue
             $PY -m leaderboard.summary "$results" --validate --baseline $AGENTS/default_pipeline/results-test.csv \
@@ -331,6 +335,21 @@ world_model)  # Dyna: 4000 real env steps per seed (the RL runs' budget; checkpo
     done
     # score against real env steps, beside the MLP PPO at 4,000 steps (seeds and rl stages)
     $PY -m leaderboard.seeds --preset world_model --figure leaderboard/figures/world_model.png
+    ;;
+world_model_plans)  # the planners compared on the validation split (4 benchmarks a suite), 750-step checkpoints
+    VAL=$AGENTS/world_model/results/validation
+    evaluate $VAL/default-pipeline-validation-sample4.csv leaderboard.agents.default_pipeline.policy:policy \
+        --split validation "${SAMPLE[@]}"
+    for seed in 0 1 2; do
+        for plan in lookahead score; do
+            evaluate $VAL/wm-xla-gpt2-v0-$plan-steps750-seed$seed-validation-sample4.csv \
+                "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$AGENTS/world_model/runs/wm-xla-gpt2-v0-seed$seed', checkpoint=750, plan='$plan')" \
+                --split validation "${SAMPLE[@]}"
+        done
+    done
+    $PY -m leaderboard.seeds --baseline $VAL/default-pipeline-validation-sample4.csv \
+        "world model + lookahead, 750 real steps=$VAL/wm-xla-gpt2-v0-lookahead-steps750-seed*.csv" \
+        "world model + score plan, 750 real steps=$VAL/wm-xla-gpt2-v0-score-steps750-seed*.csv"
     ;;
 *)
     sed -n '2,/^set -euo/p' "$0" | sed '$d'  # the header comment, however long

@@ -120,6 +120,7 @@ PRESETS: dict[str, Preset] = {
         (
             *_world_model("world model", "wm-xla-gpt2-v0"),
             *_world_model("world model + lookahead", "wm-xla-gpt2-v0-lookahead"),
+            ("world model + score plan, 750 real steps", f"{_WM}/wm-xla-gpt2-v0-score-steps750-seed*-test.csv"),
             ("MLP PPO, 4,000 steps", f"{_RESULTS}/ppo-OpCount-seed*-test.csv"),
         ),
         "The world model by real env steps, beside the MLP PPO (GPT-2 train split)",
@@ -165,12 +166,15 @@ def across_seeds(scores: Sequence[float]) -> tuple[float, float, float]:
 
 
 def columns(benchmarks: Sequence[str]) -> dict[str, set[str]]:
-    """Column -> its benchmarks: the test families, ``TEST``, the held-out families, ``HELDOUT``."""
+    """Column -> its benchmarks: the test families, ``TEST``, the held-out families, ``HELDOUT``
+    (``"validation split"`` instead of ``TEST`` for benchmarks of the validation split)."""
     from xla_service.env.datasets import split_benchmark_uris
 
     heldout = set(split_benchmark_uris("heldout"))
+    rest = set(benchmarks) - heldout
+    overall = "validation split" if rest and rest <= set(split_benchmark_uris("validation")) else TEST
     out: dict[str, set[str]] = {}
-    for name, chosen in ((TEST, set(benchmarks) - heldout), (HELDOUT, set(benchmarks) & heldout)):
+    for name, chosen in ((overall, rest), (HELDOUT, set(benchmarks) & heldout)):
         for benchmark in sorted(chosen):
             out.setdefault(family(benchmark), set()).add(benchmark)
         if chosen:

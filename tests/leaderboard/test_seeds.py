@@ -7,7 +7,16 @@ import math
 import pytest
 from compiler_gym.compiler_env_state import CompilerEnvState, CompilerEnvStateWriter
 
-from leaderboard.seeds import HELDOUT, TEST, across_seeds, main, score_table, seed_of, validated
+from leaderboard.seeds import (
+    HELDOUT,
+    TEST,
+    across_seeds,
+    columns,
+    main,
+    score_table,
+    seed_of,
+    validated,
+)
 from leaderboard.summary import final_op_counts, op_counts, read_results
 
 GPT2 = "benchmark://xla-gpt2-v0/gpt2-l6-d128-h4-s32-b2-adam-f32-train"
@@ -42,6 +51,14 @@ def test_seed_of_reads_the_file_name():
     assert seed_of("results/generalize/six-ppo-seed12-test.csv") == 12
     with pytest.raises(ValueError, match="expected 'seed<k>'"):
         seed_of("results-test.csv")
+
+
+def test_the_overall_column_is_named_by_the_split_of_its_benchmarks():
+    from xla_service.env.datasets import split_benchmark_uris
+
+    validation = split_benchmark_uris("validation", ["xla-gpt2-v0"])[:2]
+    assert list(columns(validation)) == ["xla-gpt2-v0", "validation split"]
+    assert list(columns([GPT2, _heldout()]))[1] == TEST
 
 
 def test_a_seed_missing_benchmarks_of_a_column_is_partial_not_counted(tmp_path):

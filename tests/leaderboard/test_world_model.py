@@ -220,6 +220,8 @@ def test_train_end_to_end_then_act_in_compiler_gym(tmp_path, small_env, capsys):
     assert order != WorldModelPolicy(str(run), episode_length=6).preferences(x)  # not the actor's order
     planner(env)
     assert env.observation["OpCount"] <= start
+    # by the score alone: P(changed) weighs the return, no split in two
+    assert WorldModelPolicy(str(run), episode_length=6, plan="score").preferences(x) == by_score
 
 
 def test_runs_repeat_and_resume_where_they_stopped(tmp_path, monkeypatch):
@@ -273,7 +275,7 @@ def test_flags_and_errors(tmp_path, capsys, monkeypatch):
     assert "expected comma-separated step counts, got '1000,2k'" in capsys.readouterr().err
     with pytest.raises(ValueError, match="No model at"):
         WorldModelPolicy(Path(tmp_path))
-    with pytest.raises(ValueError, match="plan: expected one of actor, lookahead, got 'greedy'"):
+    with pytest.raises(ValueError, match="plan: expected one of actor, lookahead, score, got 'greedy'"):
         WorldModelPolicy(Path(tmp_path), plan="greedy")
     with pytest.raises(ValueError, match="model-500.pt"):
         WorldModelPolicy(Path(tmp_path), checkpoint=500)

@@ -15,7 +15,11 @@ With ``plan="lookahead"`` the model also plans (one-step model-predictive
 control): each pass is scored by its predicted return, P(changed) x the
 predicted reduction + gamma x the critic's value of the predicted next state
 (ensemble means), and the passes are tried best score first, those predicted
-to change the module before the rest, as with the actor.
+to change the module before the rest, as with the actor. ``plan="score"``
+tries them by that score alone: P(changed) weighs the predicted reduction
+instead of splitting the passes in two, so a pass the classifier doubts but
+whose predicted return is high comes before one it trusts to change the
+module for the worse.
 """
 from __future__ import annotations
 
@@ -34,7 +38,7 @@ from leaderboard.agents.world_model.model import WorldModel
 
 __all__ = ["PLANS", "WorldModelPolicy", "from_env"]
 
-PLANS = ("actor", "lookahead")
+PLANS = ("actor", "lookahead", "score")
 
 
 @dataclass
@@ -46,7 +50,8 @@ class WorldModelPolicy:
     checkpoint: int = 0
     #: torch CPU threads of this process (small networks: 1 avoids contending with XLA's).
     threads: int = 1
-    #: "actor": the controller's preference; "lookahead": the model's one-step predicted return.
+    #: "actor": the controller's preference; "lookahead": the model's one-step predicted return, passes
+    #: predicted to change the module first; "score": that return alone.
     plan: str = "actor"
 
     def __post_init__(self) -> None:
@@ -68,15 +73,17 @@ class WorldModelPolicy:
 
     @torch.no_grad()
     def preferences(self, x: np.ndarray) -> list[int]:
-        """Every pass, those predicted to change the state first, each group best first
-        (by the actor's logits, or with ``plan="lookahead"`` by :meth:`lookahead`)."""
+        """Every pass, best first: by :meth:`lookahead` with ``plan="score"``; else those predicted to
+        change the state first, each group best first (by the actor's logits, or by :meth:`lookahead`)."""
         xt = torch.as_tensor(x).unsqueeze(0)
         if self.plan == "actor":
             scores, p_changed = self.controller.actor(xt)[0].numpy(), self.model.changed_probs(xt)[0].numpy()
         else:
             scores, p_changed = self._lookahead(xt)  # its prediction already holds P(changed)
-        changes = p_changed >= self.args["change_threshold"]
         order = np.argsort(-scores, kind="stable")
+        if self.plan == "score":
+            return [int(a) for a in order]
+        changes = p_changed >= self.args["change_threshold"]
         return [int(a) for a in order if changes[a]] + [int(a) for a in order if not changes[a]]
 
     def lookahead(self, xt: torch.Tensor) -> np.ndarray:
