@@ -27,14 +27,13 @@ import argparse
 import glob
 import math
 import random
-import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from leaderboard.metrics import geomean_improvement, mean
-from leaderboard.seeds import PRESETS, seed_of
+from leaderboard.seeds import PRESETS, run_of
 from leaderboard.summary import (
     PAPER_MIX_FAMILIES,
     agent_op_count,
@@ -132,7 +131,7 @@ def table(rows: Mapping[str, str], baseline: str = _BASELINE, seed: int = 0) -> 
         by_seed: dict[int, dict[str, float]] = {}
         paths = sorted({p for part in pattern.split(",") for p in glob.glob(part)})
         for path in paths:
-            by_seed.setdefault(_seed(path, len(paths)), {}).update(
+            by_seed.setdefault(run_of(path, len(paths)), {}).update(
                 {s.benchmark: agent_op_count(s, *counts[s.benchmark]) for s in read_results([path])})
         for name, (families, _) in PAPER.items():
             benchmarks = sorted(split_benchmark_uris("test", list(families)))
@@ -145,14 +144,6 @@ def table(rows: Mapping[str, str], baseline: str = _BASELINE, seed: int = 0) -> 
                 out.append((label, name, against(complete, initial, default, benchmarks, seed),
                             against(complete, initial, replayed, benchmarks, seed)))
     return out
-
-
-def _seed(path: str, files: int) -> int:
-    """A results file's training seed (``seed<k>`` in its name); a file without one, alone in its row, is a
-    single run (a deterministic search)."""
-    if files == 1 and not re.search(r"seed\d+", Path(path).name):
-        return 0
-    return seed_of(path)
 
 
 def markdown(cells: Sequence[tuple[str, str, Cell, Cell]]) -> list[str]:

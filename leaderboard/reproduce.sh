@@ -253,6 +253,7 @@ summary)
     for results in $AGENTS/*/results-*.csv $AGENTS/rl/results/*.csv $AGENTS/rl/results/{generalize,budget}/*.csv \
         $AGENTS/gnn/results/budget/*.csv; do
         want "$results" || continue
+        [[ $results == *.shard[0-9].csv ]] && continue  # an unfinished search_full shard
         baseline=$AGENTS/default_pipeline/results-test.csv
         [[ $results == *-heldout.csv ]] && baseline=$AGENTS/default_pipeline/results-heldout.csv
         $PY -m leaderboard.summary "$results" --validate --jobs 2 --baseline "$baseline" \
@@ -346,10 +347,25 @@ world_model_plans)  # the planners compared on the validation split (4 benchmark
                 "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$AGENTS/world_model/runs/wm-xla-gpt2-v0-seed$seed', checkpoint=750, plan='$plan')" \
                 --split validation "${SAMPLE[@]}"
         done
+        for k in 2 4 8; do  # guided search: the score plan's first K passes tried in the real env a step
+            evaluate $VAL/wm-xla-gpt2-v0-search$k-steps750-seed$seed-validation-sample4.csv \
+                "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$AGENTS/world_model/runs/wm-xla-gpt2-v0-seed$seed', checkpoint=750, plan='score', search=$k)" \
+                --split validation "${SAMPLE[@]}"
+        done
+    done
+    evaluate $VAL/greedy-validation-sample4.csv leaderboard.agents.greedy.policy:policy --split validation "${SAMPLE[@]}"
+    for seed in 0 1 2; do  # where greedy search's choices rank in each model's order (a search of K finds rank < K)
+        want $VAL/greedy-ranks-seed$seed.json || continue
+        $PY -m leaderboard.agents.world_model.ranks $VAL/greedy-validation-sample4.csv --checkpoint 750 --plan score \
+            --run $AGENTS/world_model/runs/wm-xla-gpt2-v0-seed$seed > $VAL/greedy-ranks-seed$seed.json
     done
     $PY -m leaderboard.seeds --baseline $VAL/default-pipeline-validation-sample4.csv \
         "world model + lookahead, 750 real steps=$VAL/wm-xla-gpt2-v0-lookahead-steps750-seed*.csv" \
-        "world model + score plan, 750 real steps=$VAL/wm-xla-gpt2-v0-score-steps750-seed*.csv"
+        "world model + score plan, 750 real steps=$VAL/wm-xla-gpt2-v0-score-steps750-seed*.csv" \
+        "world model + guided search, 2 passes a step, 750 real steps=$VAL/wm-xla-gpt2-v0-search2-steps750-seed*.csv" \
+        "world model + guided search, 4 passes a step, 750 real steps=$VAL/wm-xla-gpt2-v0-search4-steps750-seed*.csv" \
+        "world model + guided search, 8 passes a step, 750 real steps=$VAL/wm-xla-gpt2-v0-search8-steps750-seed*.csv" \
+        "greedy search (all 64 passes a step)=$VAL/greedy-validation-sample4.csv"
     ;;
 *)
     sed -n '2,/^set -euo/p' "$0" | sed '$d'  # the header comment, however long

@@ -37,7 +37,7 @@ from typing import NamedTuple
 from leaderboard.metrics import geomean, mean
 from leaderboard.summary import agent_op_count, family, final_op_counts, op_counts, read_results
 
-__all__ = ["Cell", "PRESETS", "Preset", "TEST", "HELDOUT", "across_seeds", "columns", "main", "markdown", "score_table", "seed_of", "validated"]
+__all__ = ["Cell", "PRESETS", "Preset", "TEST", "HELDOUT", "across_seeds", "columns", "main", "markdown", "run_of", "score_table", "seed_of", "validated"]
 
 TEST = "test split"
 HELDOUT = "held-out"
@@ -154,6 +154,14 @@ def seed_of(path: str) -> int:
     return int(found[-1])
 
 
+def run_of(path: str, files: int) -> int:
+    """:func:`seed_of`, except that a file without a seed, alone in its row (of ``files``), is a single
+    run (a deterministic search)."""
+    if files == 1 and not re.search(r"seed\d+", Path(path).name):
+        return 0
+    return seed_of(path)
+
+
 def across_seeds(scores: Sequence[float]) -> tuple[float, float, float]:
     """Mean and two-sided 95% Student-t interval of per-seed scores (no interval for one)."""
     m = mean(scores)
@@ -200,7 +208,7 @@ def score_table(rows: Mapping[str, Sequence[str]], baseline: dict[str, float]) -
     for label, paths in rows.items():
         by_seed: dict[int, list[str]] = {}
         for path in paths:
-            by_seed.setdefault(seed_of(path), []).append(path)
+            by_seed.setdefault(run_of(path, len(paths)), []).append(path)
         ratios = [_ratios(files, baseline) for _, files in sorted(by_seed.items())]
         table[label] = {}
         for name, wanted in cols.items():

@@ -13,6 +13,7 @@ from leaderboard.seeds import (
     across_seeds,
     columns,
     main,
+    run_of,
     score_table,
     seed_of,
     validated,
@@ -51,6 +52,10 @@ def test_seed_of_reads_the_file_name():
     assert seed_of("results/generalize/six-ppo-seed12-test.csv") == 12
     with pytest.raises(ValueError, match="expected 'seed<k>'"):
         seed_of("results-test.csv")
+    assert run_of("greedy/results-test.csv", 1) == 0  # a deterministic search: one run
+    assert run_of("rl/ppo-seed3-test.csv", 2) == 3
+    with pytest.raises(ValueError, match="expected 'seed<k>'"):
+        run_of("greedy/results-test.csv", 2)  # two files of a row need their seeds
 
 
 def test_the_overall_column_is_named_by_the_split_of_its_benchmarks():

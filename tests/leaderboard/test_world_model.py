@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import torch
 
+from leaderboard.agents.greedy.policy import Greedy
 from leaderboard.agents.world_model import controller as ctl
 from leaderboard.agents.world_model.data import (
     N_ACTIONS,
@@ -24,6 +25,8 @@ from leaderboard.agents.world_model.evaluate import drift, model_metrics
 from leaderboard.agents.world_model.evaluate import main as evaluate_main
 from leaderboard.agents.world_model.model import Prediction, WorldModel, fit, loss, targets
 from leaderboard.agents.world_model.policy import WorldModelPolicy, from_env
+from leaderboard.agents.world_model.ranks import choice_ranks, summarize
+from leaderboard.agents.world_model.ranks import main as ranks_main
 from leaderboard.agents.world_model.train import parse_args, train
 
 #: Small random modules: real XLA passes, steps in milliseconds.
@@ -223,6 +226,43 @@ def test_train_end_to_end_then_act_in_compiler_gym(tmp_path, small_env, capsys):
     # by the score alone: P(changed) weighs the return, no split in two
     assert WorldModelPolicy(str(run), episode_length=6, plan="score").preferences(x) == by_score
 
+    # guided search: only the plan's first K passes are tried at each step; each applied one lowers the count.
+    # K reaches down to greedy search's first choice: then it is the search's first step too
+    env.reset()
+    Greedy(max_steps=2)(env)
+    greedy = list(env.actions), env.observation["OpCount"]
+    assert greedy[0], "greedy search lowers the small module's op count"
+    env.reset()
+    x = features(env.observation["OpcodeCounts"], env.observation["OpCount"])
+    k = WorldModelPolicy(str(run), plan="score").preferences(x).index(greedy[0][0]) + 1
+    guided = WorldModelPolicy(str(run), episode_length=6, plan="score", search=k)
+    guided(env)
+    actions, counts = list(env.actions), [start]
+    env.reset()
+    for action in actions:
+        x = features(env.observation["OpcodeCounts"], env.observation["OpCount"])
+        assert action in guided.preferences(x)[:k]
+        env.step(action)
+        counts.append(env.observation["OpCount"])
+    assert actions[0] == greedy[0][0] and len(actions) <= 6 and all(b < a for a, b in zip(counts, counts[1:]))
+    # trying every pass is greedy search
+    env.reset()
+    WorldModelPolicy(str(run), episode_length=2, search=N_ACTIONS)(env)
+    searched = list(env.actions), env.observation["OpCount"]
+    assert searched == greedy
+    # where greedy's choices rank in the model's order: a search of K finds those of rank < K
+    names = [env.action_space.names[a] for a in greedy[0]]
+    env.reset()
+    first = guided.preferences(features(env.observation["OpcodeCounts"], env.observation["OpCount"]))
+    ranks = choice_ranks(guided, env, names)
+    assert len(ranks) == len(names) and ranks[0] == first.index(env.action_space.names.index(names[0]))
+    assert env.observation["OpCount"] == greedy[1]  # it replayed them
+    summary = summarize([0, 3, 9, 40], benchmarks=2)
+    assert (summary["top1"], summary["top4"], summary["top8"], summary["top16"]) == (1, 2, 2, 3)
+    assert summary["median_rank"] == 6 and summary["steps_per_benchmark"] == 2
+    with pytest.raises(ValueError, match="expected a pass of the action space, got 'nopass'"):
+        choice_ranks(guided, env, ["nopass"])
+
 
 def test_runs_repeat_and_resume_where_they_stopped(tmp_path, monkeypatch):
     monkeypatch.setenv("XLA_GYM_STORE", "off")  # the action mask then depends on the run alone
@@ -277,8 +317,15 @@ def test_flags_and_errors(tmp_path, capsys, monkeypatch):
         WorldModelPolicy(Path(tmp_path))
     with pytest.raises(ValueError, match="plan: expected one of actor, lookahead, score, got 'greedy'"):
         WorldModelPolicy(Path(tmp_path), plan="greedy")
+    with pytest.raises(ValueError, match=f"search: expected 0 to {N_ACTIONS} passes tried a step, got -1"):
+        WorldModelPolicy(Path(tmp_path), search=-1)
     with pytest.raises(ValueError, match="model-500.pt"):
         WorldModelPolicy(Path(tmp_path), checkpoint=500)
+    with pytest.raises(ValueError, match="at least one pass"):
+        summarize([], benchmarks=3)
+    with pytest.raises(SystemExit):
+        ranks_main(["--help"])
+    assert "(default: score)" in capsys.readouterr().out
     monkeypatch.delenv("XLA_GYM_WM_RUN", raising=False)
     with pytest.raises(ValueError, match="XLA_GYM_WM_RUN"):
         from_env()

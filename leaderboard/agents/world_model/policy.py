@@ -20,6 +20,13 @@ tries them by that score alone: P(changed) weighs the predicted reduction
 instead of splitting the passes in two, so a pass the classifier doubts but
 whose predicted return is high comes before one it trusts to change the
 module for the worse.
+
+With ``search=K`` the model guides a search in the real env, as
+CompilerDream's guided search: at each step the first K passes of the plan's
+order are tried on forks of the real env, the one that lowers the op count
+most is applied, and the search stops where none of the K lowers it (or
+after ``episode_length`` steps). Greedy search tries every pass at every
+step; the model decides which K are worth a try.
 """
 from __future__ import annotations
 
@@ -31,7 +38,7 @@ import numpy as np
 import torch
 from compiler_gym.envs import CompilerEnv
 
-from leaderboard.agents.common import act_keep_best, op_count
+from leaderboard.agents.common import act_keep_best, op_count, try_pass
 from leaderboard.agents.world_model.controller import ActorCritic
 from leaderboard.agents.world_model.data import N_ACTIONS, features
 from leaderboard.agents.world_model.model import WorldModel
@@ -53,10 +60,14 @@ class WorldModelPolicy:
     #: "actor": the controller's preference; "lookahead": the model's one-step predicted return, passes
     #: predicted to change the module first; "score": that return alone.
     plan: str = "actor"
+    #: Passes tried on forks of the real env at each step, the plan's first K (0: no search, act on its choice).
+    search: int = 0
 
     def __post_init__(self) -> None:
         if self.plan not in PLANS:
             raise ValueError(f"plan: expected one of {', '.join(PLANS)}, got {self.plan!r}")
+        if not 0 <= self.search <= N_ACTIONS:
+            raise ValueError(f"search: expected 0 to {N_ACTIONS} passes tried a step, got {self.search}")
         torch.set_num_threads(self.threads)
         path = Path(self.run) / (f"checkpoints/model-{self.checkpoint}.pt" if self.checkpoint else "model.pt")
         if not path.is_file():
@@ -99,11 +110,26 @@ class WorldModelPolicy:
         return scores.numpy(), pred.p_changed.numpy()
 
     def __call__(self, env: CompilerEnv) -> None:
+        if self.search:
+            self.guided_search(env)
+            return
+
         def choose(futile: set[int]) -> int | None:
             x = features(env.observation["OpcodeCounts"], op_count(env))
             return next((a for a in self.preferences(x) if a not in futile), None)
 
         act_keep_best(env, choose, self.steps)
+
+    def guided_search(self, env: CompilerEnv) -> None:
+        """Greedy search over the plan's first ``search`` passes at each step (the module docstring)."""
+        for _ in range(self.steps):
+            current = op_count(env)
+            tried = self.preferences(features(env.observation["OpcodeCounts"], current))[: self.search]
+            counts = {a: try_pass(env, a) for a in tried}
+            improving = {a: c for a, c in counts.items() if c is not None and c < current}
+            if not improving:
+                return
+            env.step(min(improving, key=lambda a: (improving[a], a)))
 
 
 def from_env() -> WorldModelPolicy:
