@@ -82,6 +82,7 @@ FULL_RESULTS = {
     "PPO + shaping": "agents/rl/results/ppo-OpCountShaped-seed0-test.csv",
     "TRPO": "agents/rl/results/trpo-OpCount-seed0-test.csv",
     "GNN PPO": "agents/gnn/results/gnn-gpt2-seed0-test.csv",
+    "world model (six train splits, 750 real steps)": "agents/world_model/results/wm-six-score-steps750-seed0-test.csv",
 }
 #: label -> results CSV on the families held out from all training (split ``heldout``).
 HELDOUT_RESULTS = {
@@ -91,6 +92,7 @@ HELDOUT_RESULTS = {
     "PPO + shaping": "agents/rl/results/ppo-OpCountShaped-seed0-heldout.csv",
     "TRPO": "agents/rl/results/trpo-OpCount-seed0-heldout.csv",
     "GNN PPO": "agents/gnn/results/gnn-gpt2-seed0-heldout.csv",
+    "world model (six train splits, 750 real steps)": "agents/world_model/results/wm-six-score-steps750-seed0-heldout.csv",
 }
 PPO_FAMILY = ("PPO", "PPO + shaping", "PPO + cost in value")
 PER_BENCHMARK = ("default pipeline", "greedy", "beam", "PPO")

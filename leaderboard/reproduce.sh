@@ -20,6 +20,7 @@
 #   bash leaderboard/reproduce.sh gnn        # graph agent: GPT-2 and mixed train splits, 3 seeds each, full test split
 #   bash leaderboard/reproduce.sh world_model  # world model + controller: 3 seeds (GPT-2 train split), full test split
 #   bash leaderboard/reproduce.sh world_model_plans  # its planners compared on the validation split (750-step checkpoints)
+#   bash leaderboard/reproduce.sh world_model_six  # the world model trained on the six train splits, 750 real steps, 3 seeds
 #
 # A second argument keeps only the jobs whose name contains it, e.g.
 # `reproduce.sh train a2c` or `reproduce.sh search greedy` (to run jobs side by side).
@@ -335,6 +336,30 @@ world_model)  # Dyna: 4000 real env steps per seed (the RL runs' budget; checkpo
         done
     done
     # score against real env steps, beside the MLP PPO at 4,000 steps (seeds and rl stages)
+    $PY -m leaderboard.seeds --preset world_model --figure leaderboard/figures/world_model.png
+    ;;
+world_model_six)  # the world model trained on all six train splits, 750 real steps, 3 seeds: does the model
+    # rank passes better on the families that GPT-2 alone does not show it? plan='score' on the full test split
+    # and the held-out families
+    WM=$AGENTS/world_model
+    for seed in 0 1 2; do
+        run=$WM/runs/wm-bert+gpt2+moe+resnet+rnn+vit-seed$seed
+        if want "$run"; then
+            $PY -m leaderboard.agents.world_model.train --total-env-steps 750 --seed $seed --out $WM/runs --resume \
+                --benchmarks xla-bert-v0,xla-gpt2-v0,xla-moe-v0,xla-resnet-v0,xla-rnn-v0,xla-vit-v0
+            $PY -m leaderboard.agents.world_model.evaluate "$run" > "$run/heldout-metrics.json"
+        fi
+        ranks=$WM/results/validation/greedy-ranks-six-seed$seed.json  # as world_model_plans' greedy-ranks-seed*.json
+        want "$ranks" && $PY -m leaderboard.agents.world_model.ranks $WM/results/validation/greedy-validation-sample4.csv \
+            --run "$run" --plan score > "$ranks"
+        for split in test heldout; do
+            results=$WM/results/wm-six-score-steps750-seed$seed-$split.csv
+            evaluate "$results" "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', plan='score')" --split $split
+            want "$results" && $PY -m leaderboard.summary "$results" --validate \
+                --baseline $AGENTS/default_pipeline/results-$split.csv \
+                --json "${results%.csv}.summary.json" | tee "${results%.csv}.summary.txt"
+        done
+    done
     $PY -m leaderboard.seeds --preset world_model --figure leaderboard/figures/world_model.png
     ;;
 world_model_plans)  # the planners compared on the validation split (4 benchmarks a suite), 750-step checkpoints

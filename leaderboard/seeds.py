@@ -122,8 +122,10 @@ PRESETS: dict[str, Preset] = {
             *_world_model("world model + lookahead", "wm-xla-gpt2-v0-lookahead"),
             ("world model + score plan, 750 real steps", f"{_WM}/wm-xla-gpt2-v0-score-steps750-seed*-test.csv"),
             ("MLP PPO, 4,000 steps", f"{_RESULTS}/ppo-OpCount-seed*-test.csv"),
+            ("six families: world model + score plan, 750 real steps", f"{_WM}/wm-six-score-steps750-seed*.csv"),
+            ("six families: MLP PPO, 4,000 steps", f"{_GENERALIZE}/six-ppo-seed*.csv"),
         ),
-        "The world model by real env steps, beside the MLP PPO (GPT-2 train split)",
+        "The world model by real env steps, beside the MLP PPO (GPT-2 train split, or the six where named)",
     ),
 }
 

@@ -108,7 +108,7 @@ def ratio_by_family(table: dict[str, dict[str, Any]], key: str = "vs_baseline_ra
     short = [g.removeprefix("xla-").removesuffix("-v0") for g in groups]
     lines = ["| Algorithm | " + " | ".join(short) + " |", "|---" * (len(groups) + 1) + "|"]
     for label, entry in table.items():
-        cells = [_ratio(entry["rows"][g].get("aggregates", {}).get(key)) if g in entry["rows"] else "" for g in groups]
+        cells = [_ratio(entry["rows"][g].get("aggregates", {}).get(key)) if g in entry["rows"] else "-" for g in groups]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return lines
 
@@ -120,7 +120,7 @@ def by_family(table: dict[str, dict[str, Any]], metric: str = "improvement") -> 
     short = [f.removeprefix("xla-").removesuffix("-v0") for f in families]
     lines = ["| Algorithm | " + " | ".join(short) + " |", "|---" * (len(families) + 1) + "|"]
     for label, entry in table.items():
-        cells = [_pct(entry["rows"][f][metric]) if f in entry["rows"] else "" for f in families]
+        cells = [_pct(entry["rows"][f][metric]) if f in entry["rows"] else "-" for f in families]
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return lines
 

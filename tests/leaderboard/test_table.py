@@ -90,3 +90,6 @@ def test_heldout_results_are_their_own_column(tmp_path, capsys):
     assert header.endswith("| overall | held-out families |")
     assert row.startswith("| A | 1.000x") and row.count("1.000x") == 5  # gpt2, resnet, mix, overall, held-out
     assert with_heldout(rows({"B": str(tmp_path / "results-t.csv")}), {})["B"]["rows"].keys() == table["A"]["rows"].keys() - {HELDOUT}
+    both = with_heldout(rows({"A": str(tmp_path / "results-t.csv"), "B": str(tmp_path / "results-t.csv")}),
+                        rows({"A": str(tmp_path / "results-h.csv")}))
+    assert ratio_by_family(both)[3].endswith("[1.000, 1.000] | - |")  # B did not run on the held-out families

@@ -27,7 +27,7 @@ from leaderboard.agents.world_model.model import Prediction, WorldModel, fit, lo
 from leaderboard.agents.world_model.policy import WorldModelPolicy, from_env
 from leaderboard.agents.world_model.ranks import choice_ranks, summarize
 from leaderboard.agents.world_model.ranks import main as ranks_main
-from leaderboard.agents.world_model.train import parse_args, train
+from leaderboard.agents.world_model.train import parse_args, run_name, train
 
 #: Small random modules: real XLA passes, steps in milliseconds.
 BENCHMARKS = "generator://xla-random-v0/0-3?ops=30-60"
@@ -321,6 +321,9 @@ def test_flags_and_errors(tmp_path, capsys, monkeypatch):
         WorldModelPolicy(Path(tmp_path), search=-1)
     with pytest.raises(ValueError, match="model-500.pt"):
         WorldModelPolicy(Path(tmp_path), checkpoint=500)
+    names = {b: run_name(parse_args([f"--benchmarks={b}", "--seed=2"])) for b in (
+        "xla-gpt2-v0:train", "xla-bert-v0,xla-gpt2-v0:train", "generator://xla-random-v0/0-3?ops=30-60")}
+    assert list(names.values()) == ["wm-xla-gpt2-v0-seed2", "wm-bert+gpt2-seed2", "wm-xla-random-v0-seed2"]
     with pytest.raises(ValueError, match="at least one pass"):
         summarize([], benchmarks=3)
     with pytest.raises(SystemExit):

@@ -17,7 +17,7 @@ reward ``OpCount``, its ``action_mask`` in ``info``), then the loop:
    (epsilon-greedy), add them to the data, and go to 2 until
    ``--total-env-steps`` real steps are spent.
 
-The run folder (``runs/wm-SUITE-seedN``) gets ``args.json`` (arguments and
+The run folder (``runs/wm-SUITE-seedN``, ``runs/wm-SUITE+SUITE-seedN`` for several) gets ``args.json`` (arguments and
 versions), ``tb/`` (TensorBoard: ``tensorboard --logdir RUN/tb``, x axis =
 real env steps), ``model.pt`` (both networks and the arguments; also
 ``checkpoints/model-STEPS.pt`` at the ``--checkpoints`` step counts),
@@ -151,8 +151,13 @@ def _save(path: Path, args: Args, model: WorldModel, ac: ctl.ActorCritic) -> Non
 
 
 def run_name(args: Args) -> str:
-    suite = args.benchmarks.split(",")[0].split("/")[-1].split(":")[0]
-    return f"wm-{suite}-seed{args.seed}"
+    """``wm-xla-gpt2-v0-seed0`` for one suite (``wm-xla-random-v0-seed0`` for generator URIs),
+    ``wm-bert+gpt2-seed0`` for several."""
+    parts = [p.strip() for p in args.benchmarks.split(",") if p.strip()]
+    suites = list(dict.fromkeys(p.split("://")[1].split("/")[0] if "://" in p else p.split(":")[0] for p in parts))
+    if len(suites) == 1:
+        return f"wm-{suites[0]}-seed{args.seed}"
+    return "wm-" + "+".join(s.removeprefix("xla-").removesuffix("-v0") for s in suites) + f"-seed{args.seed}"
 
 
 def _env(args: Args) -> Any:
