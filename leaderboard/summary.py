@@ -25,7 +25,8 @@
   ``--jobs N`` validates with N envs side by side).
 - **speedup**: geometric mean of default-module runtime / agent-module runtime
   (``--runtime``; the ``Runtime`` observation, median of its measurements).
-- **walltime**: mean seconds per benchmark.
+- **walltime**: mean seconds per benchmark. **passes**: mean passes applied
+  per benchmark (the length of the result's commandline).
 - **vs baseline** (``--baseline RESULTS.csv``): the improvement metric against
   another results file's op counts instead of XLA's default, e.g. against the
   default pipeline replayed pass by pass through the env.
@@ -67,6 +68,8 @@ class Row:
     no_ratio: int = 0
     as_good: list[bool] = field(default_factory=list)
     walltimes: list[float] = field(default_factory=list)
+    #: passes in the result's commandline, every benchmark
+    passes: list[int] = field(default_factory=list)
     validated: int = 0
     checked: int = 0
     speedups: list[float] = field(default_factory=list)
@@ -142,11 +145,16 @@ class Row:
             "checked": self.checked,
             "speedup": self.speedup,
             "walltime": self.walltime,
+            "passes": self.mean_passes,
         }
 
     @property
     def walltime(self) -> float:
         return sum(self.walltimes) / max(len(self.walltimes), 1)
+
+    @property
+    def mean_passes(self) -> float:
+        return sum(self.passes) / max(len(self.passes), 1)
 
 
 #: The paper's "mixed set": GPT-2, BERT and ResNet graphs.
@@ -275,6 +283,7 @@ def summarize(
                     r.baseline_ratios.append((initial - agent) / (initial - baseline[state.benchmark]))
                 r.baseline_op_ratios.append(baseline[state.benchmark] / max(agent, 1.0))
             r.walltimes.append(state.walltime)
+            r.passes.append(len(state.commandline.split()))
             if i in checks:
                 valid, speedup = checks[i]
                 r.checked += 1
@@ -307,7 +316,7 @@ def format_table(rows: Sequence[Row], baseline: bool = False) -> str:
     lines.append("")
     lines.append(
         f"{'group':<{width}} {'n':>4} {'no ratio':>8} {'improvement':>12} {'>=default':>10} "
-        f"{'validated':>10} {'speedup':>8} {'walltime':>9}" + (f" {'vs baseline':>12}" if baseline else "")
+        f"{'validated':>10} {'speedup':>8} {'walltime':>9} {'passes':>7}" + (f" {'vs baseline':>12}" if baseline else "")
     )
     for r in rows:
         validated = f"{r.validated}/{r.checked}" if r.checked else "-"
@@ -319,7 +328,7 @@ def format_table(rows: Sequence[Row], baseline: bool = False) -> str:
         lines.append(
             f"{r.name:<{width}} {r.count:>4} {r.no_ratio:>8} {r.improvement:>+11.1%} "
             f"{r.at_least_default:>10.0%} {validated:>10} {speedup:>8} "
-            f"{r.walltime:>8.1f}s" + (f" {r.vs_baseline:>+11.1%}" if baseline else "") + note
+            f"{r.walltime:>8.1f}s {r.mean_passes:>7.2f}" + (f" {r.vs_baseline:>+11.1%}" if baseline else "") + note
         )
     return "\n".join(lines)
 

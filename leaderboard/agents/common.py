@@ -1,11 +1,11 @@
 """Helpers shared by the agents: op counts, trying a pass on a fork, acting with a learned policy."""
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from compiler_gym.envs import CompilerEnv
 
-__all__ = ["act_keep_best", "op_count", "try_pass"]
+__all__ = ["act_keep_best", "best_pass", "improving_passes", "op_count", "try_pass"]
 
 
 def op_count(env: CompilerEnv) -> int:
@@ -22,6 +22,18 @@ def try_pass(env: CompilerEnv, action: int) -> int | None:
         return None
     finally:
         fork.close()
+
+
+def improving_passes(env: CompilerEnv, actions: Iterable[int], current: int) -> dict[int, int]:
+    """Action -> op count after it, for the ``actions`` that lower the op count below ``current``
+    (each tried on a fork)."""
+    counts = {a: try_pass(env, a) for a in actions}
+    return {a: c for a, c in counts.items() if c is not None and c < current}
+
+
+def best_pass(improving: dict[int, int]) -> int:
+    """The action of ``improving`` with the fewest ops after it (ties: the lowest action)."""
+    return min(improving, key=lambda a: (improving[a], a))
 
 
 def act_keep_best(env: CompilerEnv, choose: Callable[[set[int]], int | None], steps: int) -> None:

@@ -15,14 +15,14 @@ RESNET = "benchmark://xla-resnet-v0/resnet18-w16-i32-b2-adam-train"
 GPT2_BF16 = "benchmark://xla-gpt2-v0/gpt2-l6-d128-h4-s32-b2-adam-bf16-train"
 
 
-def _state(benchmark: str, ratio: float, walltime: float = 1.0) -> CompilerEnvState:
+def _state(benchmark: str, ratio: float, walltime: float = 1.0, commandline: str = "cse") -> CompilerEnvState:
     """A result that removed ``ratio`` times the ops that XLA's default removes
     (its CSV reward is the OpCount return: initial - final op count)."""
     from leaderboard.summary import op_counts
 
     initial, default = op_counts()[benchmark]
     reward = ratio * max(initial - default, 1)
-    return CompilerEnvState(benchmark=benchmark, reward=reward, walltime=walltime, commandline="cse")
+    return CompilerEnvState(benchmark=benchmark, reward=reward, walltime=walltime, commandline=commandline)
 
 
 def test_improvement_is_the_geometric_mean_ratio_minus_one():
@@ -35,6 +35,14 @@ def test_improvement_is_the_geometric_mean_ratio_minus_one():
     assert rows["overall"].at_least_default == pytest.approx(2 / 3)
     assert rows["xla-resnet-v0"].walltime == 3.0
     assert rows["overall"].walltime == pytest.approx(5 / 3)
+
+
+def test_passes_are_the_mean_commandline_length():
+    states = [_state(GPT2, 1.0, commandline="cse dce algsimp"), _state(RESNET, 1.0, commandline="")]
+    rows = {r.name: r for r in summarize(states)}
+    assert rows["xla-gpt2-v0"].mean_passes == 3 and rows["xla-resnet-v0"].mean_passes == 0
+    assert rows["overall"].to_json()["passes"] == pytest.approx(1.5)
+    assert format_table(list(rows.values())).splitlines()[-1].split()[-1] == "1.50"
 
 
 def test_nonpositive_ratios_are_left_out_and_said():

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from compiler_gym.envs import CompilerEnv
 
-from leaderboard.agents.common import op_count, try_pass
+from leaderboard.agents.common import best_pass, improving_passes, op_count
 from leaderboard.agents.default_pipeline.policy import policy as default_pipeline
 
 __all__ = ["Greedy", "policy"]
@@ -38,21 +38,15 @@ class Greedy:
         candidates: Iterable[int] = every
         for _ in range(self.max_steps):
             current = op_count(env)
-            improving = self._improving(env, candidates, current)
+            improving = improving_passes(env, candidates, current)
             if not improving and candidates is not every:  # the lazy set ran dry
                 candidates = every
-                improving = self._improving(env, every, current)
+                improving = improving_passes(env, every, current)
             if not improving:
                 return
-            env.step(min(improving, key=lambda a: (improving[a], a)))
+            env.step(best_pass(improving))
             if self.lazy:
                 candidates = sorted(improving)
-
-    @staticmethod
-    def _improving(env: CompilerEnv, actions: Iterable[int], current: int) -> dict[int, int]:
-        """Action -> op count after it, for the actions that lower the op count."""
-        counts: dict[int, int | None] = {a: try_pass(env, a) for a in actions}
-        return {a: c for a, c in counts.items() if c is not None and c < current}
 
 
 policy = Greedy()

@@ -38,7 +38,7 @@ import numpy as np
 import torch
 from compiler_gym.envs import CompilerEnv
 
-from leaderboard.agents.common import act_keep_best, op_count, try_pass
+from leaderboard.agents.common import act_keep_best, best_pass, improving_passes, op_count
 from leaderboard.agents.world_model.controller import ActorCritic
 from leaderboard.agents.world_model.data import N_ACTIONS, features
 from leaderboard.agents.world_model.model import WorldModel
@@ -125,11 +125,10 @@ class WorldModelPolicy:
         for _ in range(self.steps):
             current = op_count(env)
             tried = self.preferences(features(env.observation["OpcodeCounts"], current))[: self.search]
-            counts = {a: try_pass(env, a) for a in tried}
-            improving = {a: c for a, c in counts.items() if c is not None and c < current}
+            improving = improving_passes(env, tried, current)
             if not improving:
                 return
-            env.step(min(improving, key=lambda a: (improving[a], a)))
+            env.step(best_pass(improving))
 
 
 def from_env() -> WorldModelPolicy:
