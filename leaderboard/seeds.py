@@ -139,13 +139,15 @@ class Cell:
     high: float
     seeds: int
     partial: int = 0
+    #: what a seed's score is of: a training "seed", or a "run" of a search without one
+    unit: str = "seed"
 
     def __str__(self) -> str:
         if not self.seeds:
             return "-" if not self.partial else f"- ({self.partial} partial)"
         interval = "" if math.isnan(self.low) else f" [{self.low:.3f}, {self.high:.3f}]"
         partial = f", +{self.partial} partial" if self.partial else ""
-        return f"{self.mean:.3f}x{interval} ({self.seeds} seed{'s' if self.seeds > 1 else ''}{partial})"
+        return f"{self.mean:.3f}x{interval} ({self.seeds} {self.unit}{'s' if self.seeds > 1 else ''}{partial})"
 
 
 def seed_of(path: str) -> int:
@@ -212,11 +214,12 @@ def score_table(rows: Mapping[str, Sequence[str]], baseline: dict[str, float]) -
         for path in paths:
             by_seed.setdefault(run_of(path, len(paths)), []).append(path)
         ratios = [_ratios(files, baseline) for _, files in sorted(by_seed.items())]
+        unit = "run" if len(paths) == 1 and not re.search(r"seed\d+", Path(paths[0]).name) else "seed"
         table[label] = {}
         for name, wanted in cols.items():
             complete = [geomean([r[b] for b in wanted]) for r in ratios if wanted <= r.keys()]
             partial = sum(1 for r in ratios if wanted & r.keys() and not wanted <= r.keys())
-            table[label][name] = Cell(*across_seeds(complete), seeds=len(complete), partial=partial)
+            table[label][name] = Cell(*across_seeds(complete), seeds=len(complete), partial=partial, unit=unit)
     return table
 
 

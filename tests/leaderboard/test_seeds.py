@@ -78,6 +78,9 @@ def test_a_seed_missing_benchmarks_of_a_column_is_partial_not_counted(tmp_path):
     assert row["xla-gpt2-v0"].seeds == 2 and row["xla-gpt2-v0"].mean == pytest.approx((1.25 + 1.0) / 2)
     assert row["xla-resnet-v0"].seeds == 1 and row["xla-resnet-v0"].partial == 0  # seed 1 has none of it: absent
     assert row[TEST].seeds == 1 and row[TEST].partial == 1 and row[TEST].mean == pytest.approx(math.sqrt(1.25))
+    assert str(row["xla-resnet-v0"]) == "1.000x (1 seed)"
+    search = score_table({"S": [_write(tmp_path / "results-test.csv", {GPT2: 80})]}, baseline)["S"]
+    assert str(search["xla-gpt2-v0"]) == "1.250x (1 run)"  # a search without seeds: one run, not one seed
     assert row[HELDOUT].mean == pytest.approx(1.2) and math.isnan(row[HELDOUT].low)
     assert str(row[TEST]) == f"{math.sqrt(1.25):.3f}x (1 seed, +1 partial)"
 
