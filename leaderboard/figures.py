@@ -154,7 +154,10 @@ def bars(
     ax.axhline(1.0, color="black", linewidth=0.8)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.legend(fontsize=7, ncol=2)
+    if len(table) > 6:  # beside the axes, where it covers no bar
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+    else:
+        ax.legend(fontsize=7, ncol=2)
 
 
 def _per_benchmark(ax: plt.Axes, paths: dict[str, str]) -> None:
