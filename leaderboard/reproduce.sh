@@ -19,7 +19,7 @@
 #   bash leaderboard/reproduce.sh figures    # leaderboard/figures/*.png and the README's table
 #   bash leaderboard/reproduce.sh gnn        # graph agent: GPT-2 and mixed train splits, 3 seeds each, full test split
 #   bash leaderboard/reproduce.sh world_model  # world model + controller: 3 seeds (GPT-2 train split), full test split
-#   bash leaderboard/reproduce.sh world_model_plans  # its planners compared on the validation split (750-step checkpoints)
+#   bash leaderboard/reproduce.sh world_model_plans  # its planners compared on the validation split (750-step models: GPT-2, six splits)
 #   bash leaderboard/reproduce.sh world_model_six  # the world model trained on the six train splits, 750 real steps, 3 seeds
 #
 # A second argument keeps only the jobs whose name contains it, e.g.
@@ -378,6 +378,15 @@ world_model_plans)  # the planners compared on the validation split (4 benchmark
                 --split validation "${SAMPLE[@]}"
         done
     done
+    for seed in 0 1 2; do  # the same planners for the model of the six train splits (world_model_six's final model.pt)
+        six="leaderboard.agents.world_model.policy:WorldModelPolicy(run='$AGENTS/world_model/runs/wm-bert+gpt2+moe+resnet+rnn+vit-seed$seed'"
+        for plan in lookahead score; do
+            evaluate $VAL/wm-six-$plan-steps750-seed$seed-validation-sample4.csv "$six, plan='$plan')" \
+                --split validation "${SAMPLE[@]}"
+        done
+        evaluate $VAL/wm-six-search8-steps750-seed$seed-validation-sample4.csv "$six, plan='score', search=8)" \
+            --split validation "${SAMPLE[@]}"
+    done
     evaluate $VAL/greedy-validation-sample4.csv leaderboard.agents.greedy.policy:policy --split validation "${SAMPLE[@]}"
     for seed in 0 1 2; do  # where greedy search's choices rank in each model's order (a search of K finds rank < K)
         want $VAL/greedy-ranks-seed$seed.json || continue
@@ -391,6 +400,10 @@ world_model_plans)  # the planners compared on the validation split (4 benchmark
         "world model + guided search, 4 passes a step, 750 real steps=$VAL/wm-xla-gpt2-v0-search4-steps750-seed*.csv" \
         "world model + guided search, 8 passes a step, 750 real steps=$VAL/wm-xla-gpt2-v0-search8-steps750-seed*.csv" \
         "greedy search (all 64 passes a step)=$VAL/greedy-validation-sample4.csv"
+    $PY -m leaderboard.seeds --baseline $VAL/default-pipeline-validation-sample4.csv \
+        "six train splits: world model + lookahead=$VAL/wm-six-lookahead-steps750-seed*.csv" \
+        "six train splits: world model + score plan=$VAL/wm-six-score-steps750-seed*.csv" \
+        "six train splits: world model + guided search, 8 passes a step=$VAL/wm-six-search8-steps750-seed*.csv"
     ;;
 *)
     sed -n '2,/^set -euo/p' "$0" | sed '$d'  # the header comment, however long
