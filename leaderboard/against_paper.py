@@ -56,6 +56,7 @@ ROWS: dict[str, str] = {
     **{label: pattern for label, pattern in PRESETS["budget"].rows if "20,000" in label},
     **{f"{label}, 4,000 steps": pattern for label, pattern in PRESETS["gnn"].rows if "GNN" in label},
     "greedy search (deterministic: one run)": str(Path(__file__).parent / "agents" / "greedy" / "results-test.csv"),
+    "beam search (deterministic: one run)": str(Path(__file__).parent / "agents" / "beam" / "results-test.csv"),
 }
 _DRAWS = 2000
 

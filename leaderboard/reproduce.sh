@@ -106,7 +106,7 @@ beam)  # two shards side by side (~1 h on 2 cores), then their rows merged
     rm $beam.shard0.csv $beam.shard1.csv
     ;;
 search_full)  # the search baselines on the full test split (106 benchmarks), each in two shards side
-    # by side (one a core), then their rows merged: greedy ~1.2 h, beam ~3.5 h, random search with
+    # by side (one a core), then their rows merged: greedy ~0.6 h, beam ~2.3 h, random search with
     # beam's walltime on the sample (243 s a benchmark) ~3.5 h. --resume keeps an interrupted shard's
     # rows, so a search can run in pieces; a search whose merged file exists is skipped (delete it to
     # run again); the summary stage validates.
