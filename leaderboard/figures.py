@@ -283,9 +283,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _save(figure, out / "heldout.png")
     # on the full test split once every chosen agent ran there, else on the given results
     on_full = {k: v for k, v in full.items() if k in PER_BENCHMARK}
-    chosen = on_full if len(on_full) == len(PER_BENCHMARK) else {k: v for k, v in paths.items() if k in PER_BENCHMARK} or paths
+    full_split = len(on_full) == len(PER_BENCHMARK)
+    chosen = on_full if full_split else {k: v for k, v in paths.items() if k in PER_BENCHMARK} or paths
     figure, ax = plt.subplots(figsize=(12, 5))
-    drawn = _per_benchmark(ax, chosen, "full test split" if chosen is on_full else "test sample" if not args.results else "")
+    drawn = _per_benchmark(ax, chosen, "full test split" if full_split else "" if args.results else "test sample")
     figure.set_size_inches(max(12.0, 0.06 * drawn * len(chosen)), 5)  # the bars stay legible
     _save(figure, out / "per_benchmark.png")
     if runs:

@@ -158,10 +158,14 @@ def seed_of(path: str) -> int:
     return int(found[-1])
 
 
+def _seedless(path: str) -> bool:
+    return not re.search(r"seed\d+", Path(path).name)
+
+
 def run_of(path: str, files: int) -> int:
     """:func:`seed_of`, except that a file without a seed, alone in its row (of ``files``), is a single
     run (a deterministic search)."""
-    if files == 1 and not re.search(r"seed\d+", Path(path).name):
+    if files == 1 and _seedless(path):
         return 0
     return seed_of(path)
 
@@ -214,7 +218,7 @@ def score_table(rows: Mapping[str, Sequence[str]], baseline: dict[str, float]) -
         for path in paths:
             by_seed.setdefault(run_of(path, len(paths)), []).append(path)
         ratios = [_ratios(files, baseline) for _, files in sorted(by_seed.items())]
-        unit = "run" if len(paths) == 1 and not re.search(r"seed\d+", Path(paths[0]).name) else "seed"
+        unit = "run" if len(paths) == 1 and _seedless(paths[0]) else "seed"
         table[label] = {}
         for name, wanted in cols.items():
             complete = [geomean([r[b] for b in wanted]) for r in ratios if wanted <= r.keys()]
