@@ -35,6 +35,7 @@ PY=.venv/bin/python
 SAMPLE=(--sample 4 --sample_seed 0)
 AGENTS=leaderboard/agents
 RUNS=$AGENTS/rl/runs
+WM_SIX=$AGENTS/world_model/runs/wm-bert+gpt2+moe+resnet+rnn+vit  # + -seedN: world_model_six's runs
 export XLA_GYM_WORKERS=1  # one XLA worker per service: two jobs share the two cores
 
 ONLY=${2:-}
@@ -343,7 +344,7 @@ world_model_six)  # the world model trained on all six train splits, 750 real st
     # and the held-out families
     WM=$AGENTS/world_model
     for seed in 0 1 2; do
-        run=$WM/runs/wm-bert+gpt2+moe+resnet+rnn+vit-seed$seed
+        run=$WM_SIX-seed$seed
         if want "$run"; then
             $PY -m leaderboard.agents.world_model.train --total-env-steps 750 --seed $seed --out $WM/runs --resume \
                 --benchmarks xla-bert-v0,xla-gpt2-v0,xla-moe-v0,xla-resnet-v0,xla-rnn-v0,xla-vit-v0
@@ -379,7 +380,7 @@ world_model_plans)  # the planners compared on the validation split (4 benchmark
         done
     done
     for seed in 0 1 2; do  # the same planners for the model of the six train splits (world_model_six's final model.pt)
-        six="leaderboard.agents.world_model.policy:WorldModelPolicy(run='$AGENTS/world_model/runs/wm-bert+gpt2+moe+resnet+rnn+vit-seed$seed'"
+        six="leaderboard.agents.world_model.policy:WorldModelPolicy(run='$WM_SIX-seed$seed'"
         for plan in lookahead score; do
             evaluate $VAL/wm-six-$plan-steps750-seed$seed-validation-sample4.csv "$six, plan='$plan')" \
                 --split validation "${SAMPLE[@]}"
