@@ -6,6 +6,7 @@ stay comparable while the bundled suites are regenerated.
 """
 from __future__ import annotations
 
+import argparse
 import gzip
 import os
 import random
@@ -156,6 +157,27 @@ def heading(text: str) -> None:
 def machine_line() -> str:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     return f"machine: {os.cpu_count()} cores, load average {load:.2f} at start"
+
+
+# -------------------------------------------------------------- command lines
+
+
+def script_parser(doc: str) -> argparse.ArgumentParser:
+    """A script's parser: its docstring's first line as the description, the rest as the epilog."""
+    return argparse.ArgumentParser(
+        description=doc.splitlines()[0], epilog=doc.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+
+
+def add_benchmarks_flag(parser: argparse.ArgumentParser, default: str = "small,medium,gpt2", what: str = "comma-separated") -> None:
+    """``--benchmarks``: names of :data:`BENCHMARKS` (check them with :func:`benchmark_names`)."""
+    parser.add_argument("--benchmarks", default=default, help=f"{what}, from {list(BENCHMARKS)} (default: %(default)s)")
+
+
+def print_header(argv: Sequence[str] | None) -> None:
+    """The machine line and the command, first lines of every script's output."""
+    print(machine_line())
+    print(f"command: {' '.join([Path(sys.argv[0]).name, *(argv if argv is not None else sys.argv[1:])])}")
 
 
 # ----------------------------------------------------------------------- /proc

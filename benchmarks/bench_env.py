@@ -20,7 +20,6 @@ changed steps cancels out), the ratio of the medians, and of the totals.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -30,14 +29,16 @@ from typing import Any
 from _common import (
     BENCHMARKS,
     Progress,
+    add_benchmarks_flag,
     benchmark_names,
     client_benchmark,
     heading,
-    machine_line,
     median,
     mixed_sequence,
     ms,
+    print_header,
     print_rows,
+    script_parser,
     summary,
     worker_pids,
 )
@@ -199,12 +200,8 @@ def report(r: dict[str, Any]) -> tuple[float, float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0],
-        epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--benchmarks", default="small,medium,gpt2", help=f"comma-separated, from {list(BENCHMARKS)} (default: %(default)s)")
+    parser = script_parser(__doc__)
+    add_benchmarks_flag(parser)
     parser.add_argument("--steps", type=int, default=40, help="passes in the mixed sequence on each benchmark (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the mixed pass sequence (default: %(default)s)")
     parser.add_argument("--runtime", action="store_true", help=f"also time the observation spaces that execute the module ({EXECUTING}*)")
@@ -213,8 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.benchmarks, args.steps = "small,gpt2", 8
     names = benchmark_names(args.benchmarks)
-    print(machine_line())
-    print(f"command: {' '.join([Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:]))}")
+    print_header(argv)
 
     import compiler_gym
 

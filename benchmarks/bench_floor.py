@@ -14,7 +14,6 @@ Also prints the cost of the first load of each benchmark (normalization).
 """
 from __future__ import annotations
 
-import argparse
 import shutil
 import sys
 import tempfile
@@ -24,13 +23,15 @@ from pathlib import Path
 from _common import (
     BENCHMARKS,
     Progress,
+    add_benchmarks_flag,
     benchmark_names,
     heading,
     hlo_text,
-    machine_line,
     median,
     mixed_sequence,
+    print_header,
     print_rows,
+    script_parser,
     summary,
 )
 
@@ -138,12 +139,8 @@ def walk(floor: FloorWorker, state: Analysis, sequence: list[str], progress: Pro
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0],
-        epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--benchmarks", default="small,medium,gpt2", help=f"comma-separated, from {list(BENCHMARKS)} (default: %(default)s)")
+    parser = script_parser(__doc__)
+    add_benchmarks_flag(parser)
     parser.add_argument("--steps", type=int, default=30, help="passes in the mixed sequence run on each benchmark (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the mixed pass sequence (default: %(default)s)")
     parser.add_argument("--quick", action="store_true", help="small and gpt2, 8 steps each (< 60 s)")
@@ -151,8 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.benchmarks, args.steps = "small,gpt2", 8
     names = benchmark_names(args.benchmarks)
-    print(machine_line())
-    print(f"command: {' '.join([Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:]))}")
+    print_header(argv)
     floor = FloorWorker()
     try:
         table = []

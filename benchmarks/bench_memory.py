@@ -16,23 +16,23 @@ of that process alone). Measured, through the stock client and one service:
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from _common import (
     BENCHMARKS,
     Progress,
+    add_benchmarks_flag,
     benchmark_names,
     heading,
-    machine_line,
     memory,
     mib,
     mixed_sequence,
+    print_header,
     print_rows,
+    script_parser,
     worker_pids,
 )
 from bench_throughput import variant
@@ -136,12 +136,8 @@ def long_run(env: Any, service_pid: int, name: str, total: int, checkpoint: int)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0],
-        epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--benchmarks", default="small,medium,gpt2,large", help=f"sizes to load, from {list(BENCHMARKS)} (default: %(default)s)")
+    parser = script_parser(__doc__)
+    add_benchmarks_flag(parser, "small,medium,gpt2,large", "sizes to load")
     parser.add_argument("--size-steps", type=int, default=10, help="steps run on each size before measuring (default: %(default)s)")
     parser.add_argument("--sessions", type=int, default=20, help="extra sessions opened on each benchmark to measure per-session memory (default: %(default)s)")
     parser.add_argument("--steps", type=int, default=1000, help="uncached steps of the long run, then as many cached ones (default: %(default)s)")
@@ -152,8 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.benchmarks, args.size_steps, args.sessions, args.steps, args.checkpoint = "small,gpt2", 4, 5, 100, 20
     names = benchmark_names(args.benchmarks)
-    print(machine_line())
-    print(f"command: {' '.join([Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:]))}")
+    print_header(argv)
     import compiler_gym
 
     env = compiler_gym.make("xla-v0")

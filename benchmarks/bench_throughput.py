@@ -13,23 +13,22 @@ the last; scaling is relative to one session in the same run.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
 from _common import (
     BENCHMARKS,
     benchmark_names,
     heading,
-    machine_line,
     median,
     mixed_sequence,
+    print_header,
     print_rows,
+    script_parser,
     variant,
 )
 
@@ -95,11 +94,7 @@ def run_sessions(env: Any, name: str, sessions: int, steps: int, tag: str, repla
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0],
-        epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = script_parser(__doc__)
     parser.add_argument("--benchmark", default="gpt2", choices=list(BENCHMARKS), help="benchmark every session runs a copy of (default: %(default)s)")
     parser.add_argument("--sessions", default="1,2,4", help="comma-separated session counts (default: %(default)s)")
     parser.add_argument("--steps", type=int, default=16, help="steps of each session's pass sequence (default: %(default)s)")
@@ -111,8 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         args.benchmark, args.sessions, args.steps, args.replays = "small", "1,2", 6, 5
     benchmark_names(args.benchmark)
     counts = [int(c) for c in args.sessions.split(",") if c.strip()]
-    print(machine_line())
-    print(f"command: {' '.join([Path(sys.argv[0]).name] + (argv if argv is not None else sys.argv[1:]))}")
+    print_header(argv)
     if args.workers is not None:
         os.environ["XLA_GYM_WORKERS"] = str(args.workers)
     import compiler_gym

@@ -18,7 +18,6 @@ rule, provided that every digest still matches (the states are unchanged).
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import sys
@@ -28,13 +27,14 @@ from pathlib import Path
 from typing import Any
 
 from _common import (
-    BENCHMARKS,
     Progress,
+    add_benchmarks_flag,
     benchmark_names,
     hlo_bytes,
     hlo_text,
-    machine_line,
     mixed_sequence,
+    print_header,
+    script_parser,
 )
 
 from xla_service.catalog.passes import PASS_NAMES
@@ -114,12 +114,8 @@ def compare(expected: dict[str, Any], actual: dict[str, Any], name: str, counts:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.splitlines()[0],
-        epilog=__doc__.split("\n\n", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--benchmarks", default="small,medium,gpt2", help=f"comma-separated, from {list(BENCHMARKS)} (default: %(default)s)")
+    parser = script_parser(__doc__)
+    add_benchmarks_flag(parser)
     parser.add_argument("--walk", type=int, default=40, help="passes in each fixed mixed walk (default: %(default)s)")
     parser.add_argument("--fanout", type=int, default=3, help="states of the walk (first, ..., last) on which every pass is run (default: %(default)s)")
     parser.add_argument("--workers", type=int, default=2, help="engine worker processes (default: %(default)s)")
@@ -136,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.benchmarks, args.walk, args.fanout = "small,gpt2", 12, 1
     names = benchmark_names(args.benchmarks)
-    print(machine_line())
+    print_header(argv)
     engine = Engine(workers=args.workers)
     # One long-lived pool of threads: workers replaced from a thread must outlive it.
     threads = ThreadPoolExecutor(max_workers=args.workers)
