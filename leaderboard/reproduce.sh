@@ -272,6 +272,8 @@ figures)
     $PY -m leaderboard.seeds --preset rl --figure leaderboard/figures/seeds.png  # every RL agent (seeds stage)
     $PY -m leaderboard.seeds --preset budget --figure leaderboard/figures/budget.png  # 4,000 vs 20,000 steps
     $PY -m leaderboard.against_paper  # the paper's two sets in its metric, across seeds: beaten or not
+    $PY -m leaderboard.headroom  # the best validated result of any agent per benchmark: how far above the baseline
+    $PY -m leaderboard.headroom --split heldout
     $PY -m leaderboard.curves --out leaderboard/figures/budget_training.png \
         "PPO=$RUNS/budget/ppo-OpCount-seed*" "PPO + shaping=$RUNS/budget/ppo-OpCountShaped-seed*" \
         --title "PPO and PPO + shaping at 20,000 env steps (mean across seeds, 95% CI)"
