@@ -84,6 +84,13 @@ def test_dict_and_graph_observations():
         check_env(env.unwrapped, skip_render_check=True)
 
 
+def test_executable_digest_is_text():
+    with gymnasium.make("xla-v0", observation=["OpCount", "ExecutableDigest", "ExecutableDigestDefault"]) as env:
+        obs, _ = env.reset(seed=0)
+        assert obs in env.observation_space
+        assert len(obs["ExecutableDigest"]) == len(obs["ExecutableDigestDefault"]) == 64
+
+
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_make_vec(mode):
     envs = gymnasium.make_vec("xla-v0", num_envs=2, vectorization_mode=mode, benchmarks=SMALL_SUITE, max_episode_steps=3)

@@ -136,3 +136,29 @@ def test_a_module_xla_cannot_execute(env):
     assert not done and reward == 1 and env.observation["OpCount"] == before - 1
     assert env.observation["HloGraph"].number_of_nodes() == before
     assert env.observation["CostAnalysis"][0] > 0
+
+
+def test_executable_digest_names_the_executable_not_the_module(env):
+    small(env)
+    digest = env.observation["ExecutableDigest"]
+    assert len(digest) == 64 and int(digest, 16) >= 0
+    space = env.observation.spaces["ExecutableDigest"]
+    assert space.deterministic and space.platform_dependent
+    env.step(env.action_space["cse"])  # a new module, which XLA's own pipeline would make of it anyway
+    assert env.observation["OpCount"] == env.observation["OpCountInitial"] - 1
+    assert env.observation["ExecutableDigest"] == digest
+    assert env.observation["ExecutableDigestInitial"] == digest
+    assert env.observation["ExecutableDigestDefault"] == digest
+    renamed = SMALL_HLO.replace(b"HloModule small", b"HloModule other").replace(b" a ", b" x ").replace(b"(a, b)", b"(x, b)")
+    env.reset(benchmark=Benchmark.from_file_contents("benchmark://test/small-renamed", renamed))
+    assert env.observation["ExecutableDigest"] == digest  # names and module name do not count
+    different = SMALL_HLO.replace(b"multiply(a, b)", b"subtract(a, b)")
+    env.reset(benchmark=Benchmark.from_file_contents("benchmark://test/small-subtract", different))
+    assert env.observation["ExecutableDigest"] != digest
+
+
+def test_executable_digest_of_a_module_xla_cannot_compile(env):
+    env.reset(benchmark=Benchmark.from_file_contents("benchmark://test/custom-call-digest", CUSTOM_CALL_HLO))
+    with pytest.raises(ValueError, match="cannot compile this module for CPU"):
+        env.observation["ExecutableDigest"]
+    assert env.observation["OpCount"] > 0  # the session goes on

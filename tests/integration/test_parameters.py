@@ -33,6 +33,32 @@ def test_runtime_repetitions_and_input_seed(env):
     assert env.send_param("xla.runtime.repetitions", "") == str(DEFAULT_RUNTIME_REPETITIONS)
 
 
+def test_runtime_pipeline_agent_leaves_the_optimization_to_the_agent(env):
+    """Under ``full`` XLA's own pipeline cse's the module again, so cse changes no executable;
+    under ``agent`` XLA's optimizing passes are off, so the agent's cse makes another one."""
+    small(env)
+    assert env.send_param("xla.runtime.pipeline", "") == "full"
+    full_start = env.observation["ExecutableDigest"]
+    assert env.send_param("xla.runtime.pipeline", "agent") == "agent"
+    agent_start = env.observation["ExecutableDigest"]
+    assert agent_start != full_start
+    assert env.observation["Runtime"].shape == (DEFAULT_RUNTIME_REPETITIONS,)
+    fork = env.fork()  # a fork keeps the session's parameters
+    try:
+        assert fork.send_param("xla.runtime.pipeline", "") == "agent"
+    finally:
+        fork.close()
+    env.step(env.action_space["cse"])
+    assert env.observation["ExecutableDigest"] != agent_start
+    assert env.observation["ExecutableDigestInitial"] == agent_start
+    assert env.send_param("xla.runtime.pipeline", "full") == "full"
+    assert env.observation["ExecutableDigest"] == full_start
+    with pytest.raises(ValueError, match=r"xla.runtime.pipeline: expected one of \['full', 'agent'\], got 'none'"):
+        env.send_param("xla.runtime.pipeline", "none")
+    small(env)
+    assert env.send_param("xla.runtime.pipeline", "") == "full"
+
+
 def test_unknown_parameter_is_a_clear_error(env):
     small(env)
     with pytest.raises(ValueError, match="Unknown parameter: xla.no_such_key"):

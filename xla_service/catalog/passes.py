@@ -20,6 +20,7 @@ __all__ = [
     "PASSES",
     "PASS_NAMES",
     "EXCLUDED",
+    "RUNTIME_OPTIMIZATIONS",
     "TARGET_INDEPENDENT",
     "get_pass",
 ]
@@ -159,6 +160,20 @@ PASSES: tuple[PassSpec, ...] = (
 )
 PASS_NAMES: tuple[str, ...] = tuple(p.name for p in PASSES)
 _BY_NAME: dict[str, PassSpec] = {p.name: p for p in PASSES}
+
+#: The optimizing passes among the actions: the passes XLA's CPU backend does
+#: without (the others legalize: expanders, decomposers, normalizers, the gather
+#: and scatter simplifiers, call-graph flattening). With the session parameter
+#: ``xla.runtime.pipeline=agent`` they are disabled, in every pipeline, when a
+#: module is compiled for ``Runtime`` and ``ExecutableDigest``: the agent's
+#: pass order is then the target-independent optimization, not XLA's default
+#: pipeline run again after it.
+RUNTIME_OPTIMIZATIONS: tuple[str, ...] = (
+    "algsimp", "cse", "dce", "reshape-mover", "constant_folding", "transpose-folding", "tuple-simplifier",
+    "simplify-sorts", "while-loop-invariant-code-motion", "while-loop-constant-sinking", "simplify-while-loops",
+    "simplify-conditional", "batch-dot-simplification", "conditional-to-select", "tree_reduction_rewriter",
+    "dynamic-dimension-simplifier", "call-inliner",
+)
 
 #: Passes of the CPU pipeline left out of the action space, with the reason.
 EXCLUDED: dict[str, str] = {

@@ -17,6 +17,7 @@ __all__ = [
     "INPUT_INT_HIGH",
     "DEFAULT_RUNTIME_REPETITIONS",
     "RUNTIME_WARMUP",
+    "RUNTIME_PIPELINES",
     "MAX_RUNTIME_REPETITIONS",
     "NARROW_HLO_FLOATS",
     "GRAPH_NODE_COLUMNS",
@@ -101,6 +102,11 @@ DEFAULT_RUNTIME_REPETITIONS = 5
 MAX_RUNTIME_REPETITIONS = 1000
 #: Executions before the measured ones, not reported.
 RUNTIME_WARMUP = 1
+#: How ``Runtime`` and ``ExecutableDigest`` compile the module (``xla.runtime.pipeline``):
+#: ``full``, XLA's whole CPU pipeline after the agent's passes (what XLA does to
+#: any module it is given); ``agent``, the same with ``passes.RUNTIME_OPTIMIZATIONS``
+#: disabled, so that the agent's passes are the optimization.
+RUNTIME_PIPELINES = ("full", "agent")
 
 
 #: HLO element types narrower than float32, as NumPy dtype names: a module

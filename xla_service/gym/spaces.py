@@ -81,6 +81,7 @@ _TABLE: dict[str, Callable[[], Converter]] = {
     "PassOutcomes": lambda: Converter(_box(64, np.int64, 3), "PassOutcomes", _vector(np.int64)),
     "Hlo": lambda: Converter(_TEXT, "Hlo", str),
     "PassError": lambda: Converter(_TEXT, "PassError", str),
+    **{name: partial(Converter, _TEXT, name, str) for name in ("ExecutableDigest", "ExecutableDigestInitial", "ExecutableDigestDefault")},
     "HloProto": lambda: Converter(
         spaces.Sequence(spaces.Discrete(256), stack=True), "HloProto",
         lambda value: np.frombuffer(np.asarray(value).tobytes(), dtype=np.uint8).astype(np.int64),

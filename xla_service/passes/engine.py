@@ -3,15 +3,17 @@
 Jax-free: every XLA call runs in a worker process (``pool.py``). States are
 immutable :class:`Analysis` values; a step returns a new one or the same one.
 Deterministic results (loads, steps, XLA's default pipeline, cost analysis,
-graphs, protos) go through one :class:`~xla_service.passes.cache.Cache`,
+graphs, protos, executable digests) go through one :class:`~xla_service.passes.cache.Cache`,
 XLA's deterministic failures included; the persistent experience store can
 sit behind it. The engine is shared by every session of the service.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
+import platform
 import re
 import shutil
 import tempfile
@@ -40,6 +42,7 @@ __all__ = [
     "MAX_INSTRUCTIONS",
     "DETERMINISTIC_OBSERVATIONS",
     "default_worker_memory",
+    "host_key",
     "clean_stale_scratch",
 ]
 
@@ -57,6 +60,20 @@ DETERMINISTIC_OBSERVATIONS = ("cost_analysis", "hlo_graph", "hlo_graph_arrays", 
 _DEFAULT = "<default pipeline>"
 _INSTRUCTION = re.compile(r"^\s*(ROOT\s+)?%?[\w.\-]+\s*=", re.M)
 _SCRATCH_PREFIX = "xla-gym-dumps-"
+
+
+@functools.cache
+def host_key() -> str:
+    """What XLA's CPU backend compiles for besides the module and jaxlib: the
+    architecture and the CPU's feature flags (``/proc/cpuinfo``), hashed. Keys
+    the cached executable digests, which a store shared by unlike machines
+    must not mix."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line for line in f if line.startswith(("flags", "Features"))), "")
+    except OSError:
+        flags = ""
+    return f"{platform.machine()}-{hashlib.sha256(flags.encode()).hexdigest()[:12]}"
 
 
 def _scratch_root() -> str:
@@ -236,12 +253,25 @@ class Engine:
         """The serialized HloModuleProto of ``state``."""
         return bytes(self.observe("hlo_proto", state))
 
-    def runtime(self, state: Analysis, repetitions: int, seed: int) -> list:
-        """Seconds per execution of ``state`` (full CPU pipeline), warm-up excluded.
+    def executable_digest(self, state: Analysis, pipeline: str = "full") -> str:
+        """sha256 of the optimized HLO XLA's CPU pipeline (``schema.RUNTIME_PIPELINES``)
+        makes of ``state`` (``observe.executable_digest``): equal digests, the same
+        executable. Cached per :func:`host_key`: the CPU backend's passes depend on the CPU.
+
+        Raises :class:`ExecutionError` if XLA cannot compile it for CPU.
+        """
+        return str(self.cache.get_or_compute(
+            ("observation", state.digest, f"executable_digest:{pipeline}@{host_key()}"),
+            lambda: self._call("executable_digest", state.text, pipeline, what="compiling for the executable digest"),
+        ))
+
+    def runtime(self, state: Analysis, repetitions: int, seed: int, pipeline: str = "full") -> list:
+        """Seconds per execution of ``state`` compiled by XLA's CPU pipeline
+        (``schema.RUNTIME_PIPELINES``), warm-up excluded.
 
         Raises :class:`ExecutionError` if XLA cannot compile or run it on CPU.
         """
-        return list(self._call("runtime", state.text, repetitions, seed, what="measuring the runtime"))
+        return list(self._call("runtime", state.text, repetitions, seed, pipeline, what="measuring the runtime"))
 
     def validate(self, original: Analysis, current: Analysis, seed: int) -> dict[str, object]:
         """Execute both on the same seeded inputs and compare (see ``validation.validate``)."""

@@ -1,11 +1,12 @@
-"""Worker-side observations: cost analysis, graph, proto bytes, execution.
+"""Worker-side observations: cost analysis, graph, proto bytes, executable digest, execution.
 
 Imports jax: only worker processes import it (``worker.py`` registers these
 functions as handlers). Execution compiles a module with XLA's full CPU
-pipeline (default options) and runs it on seeded inputs built from the entry
-computation's parameter shapes (``schema.INPUT_INT_HIGH``). Validation
-(``validation.py``) compiles with LLVM at -O0 (``VALIDATION``) through the
-same executable cache.
+pipeline (default options; ``AGENT``: with ``passes.RUNTIME_OPTIMIZATIONS``
+disabled, the session's ``xla.runtime.pipeline=agent``) and runs it on seeded
+inputs built from the entry computation's parameter shapes
+(``schema.INPUT_INT_HIGH``). Validation (``validation.py``) compiles with LLVM
+at -O0 (``VALIDATION``) through the same executable cache.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import jax
 import numpy as np
 
 from xla_service.catalog.opcodes import OPCODES
+from xla_service.catalog.passes import RUNTIME_OPTIMIZATIONS
 from xla_service.catalog.schema import COST_KEYS, INPUT_INT_HIGH, RUNTIME_WARMUP
 from xla_service.errors import ExecutionError, ResourceLimitError
 from xla_service.passes import jaxlib
@@ -28,15 +30,18 @@ from xla_service.passes.hlo_graph import InstructionRecord, build_graph, entry_a
 from xla_service.passes.xla import parse
 
 __all__ = [
+    "AGENT",
     "DEFAULT",
     "VALIDATION",
     "check_input_size",
     "compiled",
     "cost_analysis",
+    "executable_digest",
     "first_line",
     "hlo_graph",
     "hlo_proto",
     "make_inputs",
+    "mode_of",
     "outputs",
     "runtime",
     "signature",
@@ -49,6 +54,17 @@ _MAX_EXECUTABLES = 4
 #: same HLO pipeline with LLVM at -O0, about 3 times faster to compile (0.8 s
 #: instead of 2.3 s for a 3-layer GPT-2 training step; outputs within 2e-6).
 DEFAULT, VALIDATION = "default", "validation"
+#: The ``agent`` runtime pipeline (``schema.RUNTIME_PIPELINES``): XLA's CPU
+#: pipeline without its optimizing passes, which the agent's order stands for.
+AGENT = "agent"
+_MODES = {"full": DEFAULT, "agent": AGENT}
+
+
+def mode_of(pipeline: str) -> str:
+    """The compile mode of a ``schema.RUNTIME_PIPELINES`` name."""
+    if pipeline not in _MODES:
+        raise ValueError(f"Expected a runtime pipeline in {list(_MODES)}, got {pipeline!r}")
+    return _MODES[pipeline]
 
 
 def _client() -> Any:
@@ -90,6 +106,19 @@ def hlo_proto(text: str) -> bytes:
     return bytes(parse(text).as_serialized_hlo_module_proto())
 
 
+def executable_digest(text: str, pipeline: str = "full") -> str:
+    """sha256 of the module(s) XLA's CPU pipeline (``pipeline``) makes of ``text``,
+    printed as XLA prints modules for fingerprints (canonical names, no metadata).
+
+    Equal digests mean the same optimized HLO, so the same executable: two
+    modules with equal digests differ in runtime only by measurement noise.
+    """
+    _, executable = compiled(text, mode_of(pipeline))
+    options = jaxlib.hlo.HloPrintOptions.fingerprint()
+    printed = "\n".join(module.to_string(options) for module in executable.hlo_modules())
+    return hashlib.sha256(printed.encode()).hexdigest()
+
+
 def first_line(error: BaseException) -> str:
     lines = str(error).strip().splitlines()
     return lines[0] if lines else type(error).__name__
@@ -99,11 +128,13 @@ def _options(mode: str) -> Any:
     options = jaxlib.xla_client.CompileOptions()
     if mode == VALIDATION:
         options.executable_build_options.debug_options.xla_backend_optimization_level = 0
+    elif mode == AGENT:
+        options.executable_build_options.debug_options.xla_disable_hlo_passes = ",".join(RUNTIME_OPTIMIZATIONS)
     return options
 
 
 def compiled(text: str, mode: str = DEFAULT) -> tuple[Any, Any]:
-    """(XlaComputation, executable) of ``text`` with XLA's full CPU pipeline; cached."""
+    """(XlaComputation, executable) of ``text`` with XLA's CPU pipeline (``mode``); cached."""
     key = (mode, hashlib.sha256(text.encode()).hexdigest())
     if key in _EXECUTABLES:
         _EXECUTABLES.move_to_end(key)
@@ -181,9 +212,9 @@ def _execute(executable: Any, inputs: list[np.ndarray]) -> tuple[list[Any], floa
     return list(outputs), seconds
 
 
-def runtime(text: str, repetitions: int, seed: int) -> list[float]:
+def runtime(text: str, repetitions: int, seed: int, pipeline: str = "full") -> list[float]:
     """Seconds per execution, ``repetitions`` times, after ``RUNTIME_WARMUP`` unmeasured runs."""
-    computation, executable = compiled(text)
+    computation, executable = compiled(text, mode_of(pipeline))
     inputs = make_inputs(computation, seed)
     times = [_execute(executable, inputs)[1] for _ in range(RUNTIME_WARMUP + repetitions)]
     return times[RUNTIME_WARMUP:]

@@ -107,6 +107,7 @@ def _observe_handlers() -> dict[str, Callable[..., Any]]:
 
     return {
         "cost_analysis": observe.cost_analysis,
+        "executable_digest": observe.executable_digest,
         "hlo_graph": observe.hlo_graph,
         "hlo_graph_arrays": lambda text: hlo_graph.pack(json.loads(observe.hlo_graph(text))),
         "hlo_proto": observe.hlo_proto,

@@ -51,6 +51,7 @@ class ObservedSession(Protocol):
     initial: Analysis
     state: Analysis
     runtime_repetitions: int
+    runtime_pipeline: str
     input_seed: int
     last_pass_errors: list[str]
 
@@ -150,7 +151,11 @@ def _outcomes(s: ObservedSession) -> Event:
 
 
 def _runtime(s: ObservedSession, state: Analysis) -> Event:
-    return _doubles_event(s.engine.runtime(state, s.runtime_repetitions, s.input_seed))
+    return _doubles_event(s.engine.runtime(state, s.runtime_repetitions, s.input_seed, s.runtime_pipeline))
+
+
+def _executable(s: ObservedSession, state: Analysis) -> Event:
+    return Event(string_value=s.engine.executable_digest(state, s.runtime_pipeline))
 
 
 _N, _C = len(OPCODES), len(COST_KEYS)
@@ -222,8 +227,8 @@ OBSERVATIONS: tuple[Observation, ...] = (
     Observation(
         "Runtime",
         "float64 array (n,): seconds per execution of the current module, compiled with XLA's "
-        "full CPU pipeline, on seeded inputs; n = `xla.runtime.repetitions`, warm-up excluded. "
-        "Not deterministic, platform-dependent",
+        "CPU pipeline (`xla.runtime.pipeline`: in full by default), on seeded inputs; "
+        "n = `xla.runtime.repetitions`, warm-up excluded. Not deterministic, platform-dependent",
         _sequence(), _doubles_event([]), lambda s: _runtime(s, s.state),
         deterministic=False, platform_dependent=True,
     ),
@@ -238,6 +243,26 @@ OBSERVATIONS: tuple[Observation, ...] = (
         "benchmark (the leaderboard's speedup baseline)",
         _sequence(), _doubles_event([]), lambda s: _runtime(s, s.default),
         deterministic=False, platform_dependent=True,
+    ),
+    Observation(
+        "ExecutableDigest",
+        "str: sha256 (hex) of the optimized HLO that XLA's CPU pipeline (as `Runtime` compiles: "
+        "`xla.runtime.pipeline`) makes of the current module, printed as XLA fingerprints modules "
+        "(canonical names, no metadata). Equal digests mean the same executable, so runtimes that "
+        "differ only by noise. Platform-dependent",
+        Space(string_value={}), Event(string_value=""), lambda s: _executable(s, s.state), platform_dependent=True,
+    ),
+    Observation(
+        "ExecutableDigestInitial", "str: `ExecutableDigest` of the benchmark as loaded",
+        Space(string_value={}), Event(string_value=""),
+        lambda s: _executable(s, s.initial), platform_dependent=True,
+    ),
+    Observation(
+        "ExecutableDigestDefault",
+        "str: `ExecutableDigest` of the module XLA's default pipeline makes of the benchmark "
+        "(the executable `RuntimeDefault` times)",
+        Space(string_value={}), Event(string_value=""),
+        lambda s: _executable(s, s.default), platform_dependent=True,
     ),
     Observation(
         "PassOutcomes",

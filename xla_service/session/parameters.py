@@ -1,7 +1,7 @@
 """Session parameters of xla-v0 (``env.send_param(key, value)``), documented in the README.
 
-Per session: ``xla.runtime.repetitions``, ``xla.inputs.seed``,
-``xla.pass_errors``, ``xla.validate``. Per service (every session shares one
+Per session: ``xla.runtime.repetitions``, ``xla.runtime.pipeline``,
+``xla.inputs.seed``, ``xla.pass_errors``, ``xla.validate``. Per service (every session shares one
 engine), and so only for the client that launched the service
 (:data:`SERVICE_PARAMETERS`, enforced by the runtime): ``xla.step_timeout``,
 ``xla.engine.workers``. ``xla.engine.stats`` reads counters. An empty value
@@ -14,7 +14,7 @@ import os
 from collections.abc import Callable
 from typing import Protocol
 
-from xla_service.catalog.schema import MAX_RUNTIME_REPETITIONS
+from xla_service.catalog.schema import MAX_RUNTIME_REPETITIONS, RUNTIME_PIPELINES
 from xla_service.passes.analysis import Analysis
 from xla_service.passes.engine import Engine
 
@@ -58,6 +58,7 @@ class ParameterSession(Protocol):
     initial: Analysis
     state: Analysis
     runtime_repetitions: int
+    runtime_pipeline: str
     input_seed: int
     pass_errors: str
 
@@ -76,6 +77,14 @@ def _repetitions(s: ParameterSession, key: str, value: str) -> str:
     if value:
         s.runtime_repetitions = _int(key, value, 1, MAX_RUNTIME_REPETITIONS)
     return str(s.runtime_repetitions)
+
+
+def _pipeline(s: ParameterSession, key: str, value: str) -> str:
+    if value:
+        if value not in RUNTIME_PIPELINES:
+            raise ValueError(f"{key}: expected one of {list(RUNTIME_PIPELINES)}, got {value!r}")
+        s.runtime_pipeline = value
+    return s.runtime_pipeline
 
 
 def _seed(s: ParameterSession, key: str, value: str) -> str:
@@ -141,6 +150,7 @@ def _settle_for(s: ParameterSession, key: str, value: str) -> str:
 
 PARAMETERS: dict[str, Callable[[ParameterSession, str, str], str]] = {
     "xla.runtime.repetitions": _repetitions,
+    "xla.runtime.pipeline": _pipeline,
     "xla.inputs.seed": _seed,
     "xla.pass_errors": _pass_errors,
     "xla.step_timeout": _timeout,

@@ -17,7 +17,7 @@ from typing import ClassVar
 
 from xla_service.catalog.generator import parse_recipe
 from xla_service.catalog.passes import PASS_NAMES
-from xla_service.catalog.schema import DEFAULT_RUNTIME_REPETITIONS
+from xla_service.catalog.schema import DEFAULT_RUNTIME_REPETITIONS, RUNTIME_PIPELINES
 from xla_service.errors import (
     BenchmarkError,
     PassCrashedError,
@@ -125,6 +125,7 @@ class XlaSession(CompilationSession):
         self.state = self.initial
         self._default: Analysis | None = None
         self.runtime_repetitions = DEFAULT_RUNTIME_REPETITIONS
+        self.runtime_pipeline = RUNTIME_PIPELINES[0]
         self.input_seed = 0
         self.pass_errors = pass_errors_default()
         #: ``"<pass>: <XLA's message>"`` for each pass of the current step that failed.
