@@ -224,6 +224,18 @@ runtime)  # Chameleon-style runtime search, (a) exhaustive vs (b) adaptive on th
         --budget 8 --mutate 0.8 --finalists 3 --repetitions 10 --final-rounds 10 --baseline default --final-sessions 0 --seed 0 \
         --out $AGENTS/runtime/results/runtime-resnet3-mutate.json
     $PY -m leaderboard.agents.runtime.plot $AGENTS/runtime/results/runtime-resnet3-mutate.json
+    # where a runtime search can find anything: how many executables the proposals of the run around the
+    # default compile to, under XLA's full pipeline and without its optimizing passes (compiles only, no runs)
+    for pipeline in full agent; do
+        $PY -m leaderboard.agents.runtime.executables --sample 1 --candidates 32 --mutate 0.5 --pipeline $pipeline \
+            --out $AGENTS/runtime/results/executables-sample1-$pipeline.json
+    done
+    # the run around the default again, without XLA's optimizing passes (the order decides the program),
+    # one candidate per executable
+    $PY -m leaderboard.agents.runtime.run --sample 1 --sample-seed 0 --candidates 32 --budget 8 --mutate 0.5 \
+        --repetitions 10 --final-rounds 10 --baseline default --final-sessions 0 --seed 0 --pipeline agent --distinct executable \
+        --out $AGENTS/runtime/results/runtime-sample1-agent.json
+    $PY -m leaderboard.agents.runtime.plot $AGENTS/runtime/results/runtime-sample1-agent.json
     ;;
 runtime_table)  # the leaderboard's runtime table on the runtime runs' sample (1 test benchmark per suite): the
     # runtime search through the harness (validated), beside PPO and the default pipeline replayed through

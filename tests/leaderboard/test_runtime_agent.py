@@ -434,6 +434,40 @@ def test_adaptive_counts_fewer_real_measurements_on_the_same_candidates(runtime_
     assert env.actions == []  # searching leaves the env where it was
 
 
+def test_candidates_distinct_by_executable_exclude_the_baselines(runtime_env):
+    from leaderboard.agents.runtime.search import baseline_keys, propose
+
+    env = runtime_env
+    env.reset()
+    modules = propose(env, 8, 6, seed=0)
+    executables = propose(env, 8, 6, seed=0, distinct="executable")
+    keys = [c.key for c in executables]
+    assert len(set(keys)) == len(keys)  # one candidate per executable
+    assert env.observation["ExecutableDigest"] not in keys  # none compiles to the start's executable
+    assert len(executables) <= len(modules)
+    for c in executables:  # the key is the executable the candidate's passes make
+        fork = env.fork()
+        try:
+            for a in c.actions:
+                fork.step(a)
+            assert fork.observation["ExecutableDigest"] == c.key
+        finally:
+            fork.close()
+    default = str(env.observation["ExecutableDigestDefault"])
+    assert baseline_keys(env, "executable", "default") == {default}
+    assert baseline_keys(env, "executable", "initial") == set() == baseline_keys(env, "module", "default")
+    assert default not in {c.key for c in propose(env, 8, 6, seed=0, distinct="executable", exclude={default})}
+    with pytest.raises(ValueError, match="distinct must be one of"):
+        propose(env, 2, 6, distinct="runtime")
+    # without XLA's optimizing passes the candidates' own passes make the executables: more of them
+    env.send_param("xla.runtime.pipeline", "agent")
+    try:
+        by_agent = propose(env, 8, 6, seed=0, distinct="executable")
+    finally:
+        env.send_param("xla.runtime.pipeline", "full")
+    assert len(by_agent) > len(executables)
+
+
 def test_policy_leaves_a_valid_replayable_state(runtime_env, tmp_path):
     from leaderboard.agents.runtime.policy import RuntimeSearch
     from leaderboard.agents.runtime.search import propose
@@ -493,7 +527,8 @@ def test_policy_leaves_a_valid_replayable_state(runtime_env, tmp_path):
 @pytest.mark.parametrize(
     "bad",
     [{"mode": "all"}, {"baseline": "median"}, {"budget": 0}, {"repetitions": 0}, {"refresh_every": -1}, {"finalists": 0},
-     {"mutate": 1.5}, {"explore": -0.1}, {"final_sessions": -1}, {"final_sessions": 1, "final_rounds": 1}],
+     {"mutate": 1.5}, {"explore": -0.1}, {"final_sessions": -1}, {"final_sessions": 1, "final_rounds": 1},
+     {"distinct": "runtime"}, {"pipeline": "none"}],
 )
 def test_policy_rejects_bad_settings(bad):
     from leaderboard.agents.runtime.policy import RuntimeSearch
@@ -515,6 +550,12 @@ def test_script_flags_show_defaults_and_reject_bad_values(capsys):
         parse_args(["--baseline", "median"])
     with pytest.raises(SystemExit):
         parse_args(["--mutate", "2"])
+    assert parse_args(["--distinct", "executable"]).distinct == "executable"
+    assert parse_args(["--pipeline", "agent"]).pipeline == "agent"
+    with pytest.raises(SystemExit):
+        parse_args(["--pipeline", "none"])
+    with pytest.raises(SystemExit):
+        parse_args(["--distinct", "runtime"])
     with pytest.raises(SystemExit):
         parse_args(["--final-sessions", "1", "--final-rounds", "1"])
 
@@ -543,7 +584,9 @@ def test_plot_draws_a_report_and_refuses_an_empty_one(tmp_path):
         table({**report, "rows": []})
 
 
-@pytest.mark.parametrize("report", ["runtime-sample1.json", "runtime-sample1-mutate.json", "runtime-resnet3-mutate.json"])
+@pytest.mark.parametrize(
+    "report", ["runtime-sample1.json", "runtime-sample1-mutate.json", "runtime-resnet3-mutate.json", "runtime-sample1-agent.json"]
+)
 def test_readme_tables_are_the_reports_tables(report):
     import json
     from pathlib import Path

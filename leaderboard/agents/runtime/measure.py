@@ -237,13 +237,15 @@ def compare_in_sessions(
     seed: int = 0,
     tolerance: float = 0.0,
     env_id: str = "xla-v0",
+    pipeline: str = "full",
 ) -> Speedup:
     """:func:`compare` in ``sessions`` fresh pairs of envs, ``rounds`` interleaved rounds each.
 
     ``benchmark``: a URI or ``Benchmark``; ``candidate`` and ``start``: the
     commandlines of the measured module and of the baseline's env (``""``: the
-    benchmark as loaded). The interval resamples sessions, then rounds within
-    them (:func:`paired_speedup_interval` with ``sessions``).
+    benchmark as loaded); ``pipeline``: their ``xla.runtime.pipeline``. The
+    interval resamples sessions, then rounds within them
+    (:func:`paired_speedup_interval` with ``sessions``).
     """
     if sessions < 1 or rounds < 1 or sessions * rounds < 2:
         raise ValueError(f"sessions, rounds: expected >= 1 each and >= 2 rounds in all, got {sessions} and {rounds}")
@@ -251,14 +253,14 @@ def compare_in_sessions(
     c: list[np.ndarray] = []
     ids: list[int] = []
     for k in range(sessions):
-        bs, cs = session(benchmark, candidate, rounds, baseline, repetitions, start=start, env_id=env_id)
+        bs, cs = session(benchmark, candidate, rounds, baseline, repetitions, start=start, env_id=env_id, pipeline=pipeline)
         b, c, ids = b + bs, c + cs, ids + [k] * len(bs)
     return paired_speedup_interval(b, c, confidence=confidence, seed=seed, tolerance=tolerance, sessions=ids)
 
 
 def session(
     benchmark: Any, candidate: str, rounds: int, baseline: str = "initial", repetitions: int = 10,
-    start: str = "", env_id: str = "xla-v0",
+    start: str = "", env_id: str = "xla-v0", pipeline: str = "full",
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """One session: two fresh envs (new services: new compiles and worker processes) at ``benchmark``,
     the first at the commandline ``start``, the second at ``candidate``; :func:`interleaved`'s rounds.
@@ -271,6 +273,7 @@ def session(
         for env, commandline in ((base, start), (other, candidate)):
             env.reset(benchmark=benchmark)
             env.send_param("xla.runtime.repetitions", str(repetitions))
+            env.send_param("xla.runtime.pipeline", pipeline)
             for action in env.commandline_to_actions(commandline):
                 env.step(action)
         return interleaved(base, other, rounds, baseline)

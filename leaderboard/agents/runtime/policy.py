@@ -22,6 +22,8 @@ sequence (or untouched when no candidate measured faster than the start), so
 its commandline replays the result. With ``require_significant``, the env is
 also left untouched unless the final measurement shows a speedup outside the
 noise (:func:`measure.within_noise`). ``last`` holds the report of the last call.
+``pipeline`` sets how modules compile for ``Runtime`` (``xla.runtime.pipeline``);
+``distinct="executable"`` proposes one candidate per executable, none the baseline's.
 """
 from __future__ import annotations
 
@@ -42,7 +44,16 @@ from leaderboard.agents.runtime.measure import (
     compare_in_sessions,
     measure_runtime,
 )
-from leaderboard.agents.runtime.search import Candidate, SearchResult, adaptive, exhaustive, propose
+from leaderboard.agents.runtime.search import (
+    DISTINCT,
+    Candidate,
+    SearchResult,
+    adaptive,
+    baseline_keys,
+    exhaustive,
+    propose,
+)
+from xla_service.catalog.schema import RUNTIME_PIPELINES
 
 __all__ = ["MODES", "RuntimeSearch", "policy"]
 
@@ -75,6 +86,8 @@ class RuntimeSearch:
     finalists: int = 1
     prior: str = ""
     require_significant: bool = False
+    distinct: str = "module"
+    pipeline: str = "full"
     last: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -91,6 +104,10 @@ class RuntimeSearch:
         for name in ("refresh_every", "final_sessions"):
             if getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+        if self.pipeline not in RUNTIME_PIPELINES:
+            raise ValueError(f"pipeline must be one of {RUNTIME_PIPELINES}, got {self.pipeline!r}")
+        if self.distinct not in DISTINCT:
+            raise ValueError(f"distinct must be one of {DISTINCT}, got {self.distinct!r}")
         if self.final_sessions * self.final_rounds == 1:
             raise ValueError("final_sessions=1 with final_rounds=1 is one round: expected >= 2 rounds in all")
 
@@ -98,9 +115,11 @@ class RuntimeSearch:
         base = env.fork()
         try:
             base.send_param("xla.runtime.repetitions", str(self.repetitions))
+            base.send_param("xla.runtime.pipeline", self.pipeline)
             candidates = propose(
                 base, self.candidates, self.max_length, seed=self.seed, explore=self.explore,
-                graph=self.graph, mutate=self.mutate,
+                graph=self.graph, mutate=self.mutate, distinct=self.distinct,
+                exclude=baseline_keys(base, self.distinct, self.baseline),
             )
             report = self.search(base, candidates, prior=load_measurements(self.prior) if self.prior else None)
         finally:
@@ -116,7 +135,8 @@ class RuntimeSearch:
     ) -> dict[str, Any]:
         """Search ``candidates`` from ``base`` (an env at the start module), measure the winner.
 
-        ``base`` keeps its state; its ``xla.runtime.repetitions`` sets the runs per observation.
+        ``base`` keeps its state; its ``xla.runtime.repetitions`` sets the runs per observation, its
+        ``xla.runtime.pipeline`` how modules compile (``self.pipeline`` is sent to fresh sessions).
         ``prior``: measurements of other benchmarks for the adaptive mode's cost model.
         """
         started = time.time()
@@ -192,7 +212,7 @@ class RuntimeSearch:
                     base.benchmark, fork.commandline(), sessions=sessions, rounds=self.final_rounds,
                     baseline=self.baseline, repetitions=self.repetitions, start=base.commandline(),
                     confidence=self.confidence, seed=self.seed, tolerance=self.tolerance,
-                    env_id=getattr(base.spec, "id", None) or "xla-v0",
+                    env_id=getattr(base.spec, "id", None) or "xla-v0", pipeline=self.pipeline,
                 )
         finally:
             fork.close()

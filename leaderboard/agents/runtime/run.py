@@ -35,6 +35,8 @@ from typing import Any
 import numpy as np
 
 from leaderboard.agents.arguments import dataclass_parser
+from leaderboard.agents.runtime.search import DISTINCT
+from xla_service.catalog.schema import RUNTIME_PIPELINES
 from xla_service.env.datasets import SPLITS
 
 __all__ = ["Args", "main", "parse_args", "run"]
@@ -64,6 +66,12 @@ class Args:
     """probability that a proposed pass is any of the 64, not one of the default pipeline's"""
     mutate: float = 0.0
     """fraction of the proposed sequences that are XLA's default order with 1-3 random edits (local search around it)"""
+    pipeline: str = "full"
+    """how Runtime compiles a module (xla.runtime.pipeline): full, XLA's whole CPU pipeline after the passes; agent, without
+    XLA's optimizing passes (the candidate's passes are the optimization)"""
+    distinct: str = "module"
+    """candidates told apart by module (HLO text) or by executable (ExecutableDigest: one compile each, no run; the
+    baseline's executable excluded): same executable, same runtime but for noise"""
     budget: int = 8
     """measurements of the adaptive mode (b)"""
     per_round: int = 4
@@ -112,6 +120,10 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
     args = Args(**vars(parser.parse_args(argv)))
     if args.split not in SPLITS:
         parser.error(f"--split: expected one of {', '.join(SPLITS)}, got {args.split!r}")
+    if args.pipeline not in RUNTIME_PIPELINES:
+        parser.error(f"--pipeline: expected one of {', '.join(RUNTIME_PIPELINES)}, got {args.pipeline!r}")
+    if args.distinct not in DISTINCT:
+        parser.error(f"--distinct: expected one of {', '.join(DISTINCT)}, got {args.distinct!r}")
     if args.baseline not in ("initial", "default"):
         parser.error(f"--baseline: expected initial or default, got {args.baseline!r}")
     for name in ("candidates", "max_length", "budget", "per_round", "repetitions", "baseline_rounds", "final_rounds", "finalists"):
@@ -134,7 +146,7 @@ def run(args: Args) -> dict[str, Any]:
         save_measurements,
     )
     from leaderboard.agents.runtime.policy import RuntimeSearch
-    from leaderboard.agents.runtime.search import propose
+    from leaderboard.agents.runtime.search import baseline_keys, propose
     from leaderboard.harness import sample_per_suite
     from xla_service.env.datasets import split_benchmark_uris
 
@@ -149,7 +161,7 @@ def run(args: Args) -> dict[str, Any]:
         uris = [u for u in args.benchmarks.split(",") if u]
     settings = {k: getattr(args, k) for k in ("max_length", "explore", "mutate", "budget", "per_round", "exploit", "promising", "alpha",
                                                "repetitions", "baseline_rounds", "final_rounds", "final_sessions", "baseline", "confidence",
-                                               "tolerance", "refresh_every", "graph", "finalists", "seed")}
+                                               "tolerance", "refresh_every", "graph", "finalists", "seed", "distinct", "pipeline")}
     rows: list[dict[str, Any]] = []
     groups: list[tuple[np.ndarray, np.ndarray]] = []
     measured_uris: list[str] = []
@@ -159,10 +171,12 @@ def run(args: Args) -> dict[str, Any]:
         for n, uri in enumerate(uris):
             env.reset(benchmark=uri)
             env.send_param("xla.runtime.repetitions", str(args.repetitions))
+            env.send_param("xla.runtime.pipeline", args.pipeline)
             t = time.time()
             candidates = propose(
                 env, args.candidates, args.max_length, seed=args.seed, explore=args.explore,
-                graph=args.graph, mutate=args.mutate,
+                graph=args.graph, mutate=args.mutate, distinct=args.distinct,
+                exclude=baseline_keys(env, args.distinct, args.baseline),
             )
             propose_seconds = time.time() - t
             modes = ("exhaustive", "adaptive") if n % 2 == 0 else ("adaptive", "exhaustive")

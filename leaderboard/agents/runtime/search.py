@@ -10,7 +10,12 @@ from all of them; with ``include_default``, the default pipeline's own order
 around the compiler's own choice, which short random sequences rarely
 reach). Each is
 applied on a fork; the distinct modules they make are kept (by HLO text; the
-start module excluded: it is the baseline), with their features. A ``measure`` callable gives a candidate's
+start module excluded: it is the baseline), with their features. With
+``distinct="executable"`` they are told apart by the executable XLA compiles
+them to instead (the ``ExecutableDigest`` observation: one full compile each,
+no run): modules that compile to the same executable as another candidate, or
+as one of ``exclude`` (the baseline's), can differ in runtime only by noise,
+so they are not candidates at all. A ``measure`` callable gives a candidate's
 ``log(runtime / baseline runtime)``; each call is one real measurement.
 
 - :func:`exhaustive` (mode a) measures every candidate.
@@ -27,7 +32,7 @@ none measured faster than the baseline).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,18 +45,23 @@ from leaderboard.agents.runtime.kmeans import representatives
 from leaderboard.agents.runtime.measure import apply_actions
 from xla_service.catalog.pipelines import DEFAULT_EPILOGUE, DEFAULT_PROLOGUE, DEFAULT_SIMPLIFICATION
 
-__all__ = ["DEFAULT_ORDER", "FOCUS", "Candidate", "Measure", "SearchResult", "adaptive", "exhaustive", "mutant", "propose", "standardize"]
+__all__ = [
+    "DEFAULT_ORDER", "DISTINCT", "FOCUS", "Candidate", "Measure", "SearchResult", "adaptive", "baseline_keys", "exhaustive",
+    "mutant", "propose", "standardize",
+]
 
 
 DEFAULT_ORDER: tuple[str, ...] = (*DEFAULT_PROLOGUE, *DEFAULT_SIMPLIFICATION, *DEFAULT_SIMPLIFICATION, *DEFAULT_EPILOGUE)
 FOCUS: tuple[str, ...] = tuple(dict.fromkeys(DEFAULT_ORDER))
+#: How candidates are told apart: by module (HLO text) or by the executable XLA compiles them to.
+DISTINCT = ("module", "executable")
 
 
 @dataclass(frozen=True)
 class Candidate:
     actions: tuple[int, ...]
     features: np.ndarray  # module features minus the start module's
-    key: str  # sha256 of the module's HLO text
+    key: str  # sha256 of the module's HLO text, or its ExecutableDigest (propose's ``distinct``)
 
 
 Measure = Callable[[Candidate], float]
@@ -91,13 +101,18 @@ def propose(
     tries_per_candidate: int = 4,
     graph: bool = False,
     mutate: float = 0.0,
+    distinct: str = "module",
+    exclude: Collection[str] = (),
 ) -> list[Candidate]:
-    """Up to ``n`` distinct candidate modules from random pass sequences, from env's state."""
+    """Up to ``n`` distinct candidate modules from random pass sequences, from env's state:
+    distinct by ``distinct`` (:data:`DISTINCT`), none with the start's key or one of ``exclude``."""
     if n < 1 or max_length < 1:
         raise ValueError(f"n and max_length must be >= 1, got {n}, {max_length}")
     for name, value in (("explore", explore), ("mutate", mutate)):
         if not 0 <= value <= 1:
             raise ValueError(f"{name} must be in [0, 1], got {value}")
+    if distinct not in DISTINCT:
+        raise ValueError(f"distinct must be one of {DISTINCT}, got {distinct!r}")
     rng = np.random.default_rng(seed)
     focus = [env.action_space[name] for name in FOCUS]
     default = [env.action_space[name] for name in DEFAULT_ORDER]
@@ -111,7 +126,7 @@ def propose(
             [int(rng.integers(env.action_space.n)) if rng.random() < explore else int(rng.choice(focus)) for _ in range(length)]
         )
     start = module_features(env, graph=graph)
-    seen = {_digest(env)}
+    seen = {_key(env, distinct), *exclude}
     candidates: list[Candidate] = []
     for actions in sequences:
         if len(candidates) >= n:
@@ -119,7 +134,7 @@ def propose(
         fork = env.fork()
         try:
             applied = apply_actions(fork, actions)
-            key = _digest(fork)
+            key = _key(fork, distinct)
             if key in seen:
                 continue
             seen.add(key)
@@ -127,6 +142,14 @@ def propose(
         finally:
             fork.close()
     return candidates
+
+
+def baseline_keys(env: CompilerEnv, distinct: str, baseline: str) -> set[str]:
+    """The keys :func:`propose` must exclude besides the start's: with ``distinct="executable"``
+    and ``baseline="default"``, the executable of XLA's default module (``RuntimeDefault``'s)."""
+    if distinct == "executable" and baseline == "default":
+        return {str(env.observation["ExecutableDigestDefault"])}
+    return set()
 
 
 def mutant(order: Sequence[int], n_actions: int, rng: np.random.Generator, max_edits: int = 3) -> list[int]:
@@ -229,5 +252,7 @@ def _cv(X: np.ndarray, result: SearchResult, seen: list[int], alpha: float, seed
     return held_out_spearman(X[seen], y, folds=min(5, len(seen)), alpha=alpha, seed=seed) if len(seen) >= 3 else float("nan")
 
 
-def _digest(env: CompilerEnv) -> str:
+def _key(env: CompilerEnv, distinct: str) -> str:
+    if distinct == "executable":
+        return str(env.observation["ExecutableDigest"])
     return hashlib.sha256(str(env.observation["Hlo"]).encode()).hexdigest()
