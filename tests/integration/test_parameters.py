@@ -55,6 +55,8 @@ def test_runtime_pipeline_agent_leaves_the_optimization_to_the_agent(env):
     assert env.observation["ExecutableDigest"] == full_start
     with pytest.raises(ValueError, match=r"xla.runtime.pipeline: expected one of \['full', 'agent'\], got 'none'"):
         env.send_param("xla.runtime.pipeline", "none")
+    with pytest.raises(ValueError, match="Did you mean 'agent'"):
+        env.send_param("xla.runtime.pipeline", "agnet")
     small(env)
     assert env.send_param("xla.runtime.pipeline", "") == "full"
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from xla_service.catalog.schema import MAX_RUNTIME_REPETITIONS, RUNTIME_PIPELINES
+from xla_service.errors import close_matches
 from xla_service.passes.analysis import Analysis
 from xla_service.passes.engine import Engine
 
@@ -82,7 +83,9 @@ def _repetitions(s: ParameterSession, key: str, value: str) -> str:
 def _pipeline(s: ParameterSession, key: str, value: str) -> str:
     if value:
         if value not in RUNTIME_PIPELINES:
-            raise ValueError(f"{key}: expected one of {list(RUNTIME_PIPELINES)}, got {value!r}")
+            raise ValueError(
+                f"{key}: expected one of {list(RUNTIME_PIPELINES)}, got {value!r}.{close_matches(value, RUNTIME_PIPELINES)}"
+            )
         s.runtime_pipeline = value
     return s.runtime_pipeline
 
