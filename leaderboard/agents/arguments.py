@@ -17,14 +17,19 @@ _TYPES = {"int": int, "float": float, "str": str}
 
 
 def field_docs(cls: type) -> dict[str, str]:
-    """The string literal under each field of the dataclass ``cls``."""
-    body = ast.parse(inspect.getsource(cls)).body[0].body  # type: ignore[attr-defined]
-    return {
-        node.target.id: str(following.value.value)
-        for node, following in zip(body, body[1:])
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
-        and isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)
-    }
+    """The string literal under each field of the dataclass ``cls`` and of the dataclasses it extends."""
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):  # a subclass's docstring wins
+        if not dataclasses.is_dataclass(klass):
+            continue
+        body = ast.parse(inspect.getsource(klass)).body[0].body  # type: ignore[attr-defined]
+        docs.update({
+            node.target.id: str(following.value.value)
+            for node, following in zip(body, body[1:])
+            if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+            and isinstance(following, ast.Expr) and isinstance(following.value, ast.Constant)
+        })
+    return docs
 
 
 def dataclass_parser(cls: Any, description: str) -> argparse.ArgumentParser:

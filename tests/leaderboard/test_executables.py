@@ -16,8 +16,8 @@ def test_flags_show_defaults_and_reject_bad_values(capsys: pytest.CaptureFixture
     assert parse_args(["--candidates", "3", "--mutate", "0"]).candidates == 3
     with pytest.raises(SystemExit):
         parse_args(["--help"])
-    assert "(default: 32)" in capsys.readouterr().out
-    for bad in (["--split", "nope"], ["--candidates", "0"], ["--mutate", "1.5"], ["--pipeline", "none"]):
+    assert "(default: 24)" in capsys.readouterr().out  # run.py's flags and defaults (proposals.Proposals)
+    for bad in (["--split", "nope"], ["--candidates", "0"], ["--mutate", "1.5"], ["--pipeline", "none"], ["--distinct", "executable"]):
         with pytest.raises(SystemExit):
             parse_args(bad)
 

@@ -1,6 +1,6 @@
 """How many executables do pass orders make? Where a runtime search can find anything at all.
 
-``python -m leaderboard.agents.runtime.executables --sample 4 --candidates 32 --mutate 0.5``
+``python -m leaderboard.agents.runtime.executables --sample 1 --candidates 32 --mutate 0.5 --pipeline full``
 
 The ``Runtime`` observation compiles the current module with XLA's full CPU
 pipeline. Two modules that this pipeline turns into the same optimized HLO
@@ -9,7 +9,8 @@ only by measurement noise. So a runtime search can find a speedup over XLA's
 default only among candidates whose executable differs from the default's.
 
 For each benchmark this script proposes ``--candidates`` distinct modules, as
-the runtime search does (:func:`search.propose`, the same arguments), and counts:
+the runtime search does (:func:`search.propose`; the same flags as ``run.py``'s,
+:class:`proposals.Proposals`), and counts:
 
 - ``executables``: the distinct executables they compile to;
 - ``not_default``: those other than the executable of XLA's default module
@@ -38,37 +39,16 @@ from typing import Any
 from tqdm import tqdm
 
 from leaderboard.agents.arguments import dataclass_parser
-from xla_service.catalog.schema import RUNTIME_PIPELINES
-from xla_service.env.datasets import SPLITS
+from leaderboard.agents.runtime.proposals import Proposals
 
 __all__ = ["Args", "main", "markdown", "parse_args", "survey"]
 
 
 @dataclass
-class Args:
-    split: str = "test"
-    """split whose benchmarks to survey (train, validation, test)"""
-    datasets: str = ""
-    """comma-separated suites, e.g. xla-rnn-v0 (empty: every suite)"""
-    sample: int = 4
-    """benchmarks per suite, drawn with --sample-seed (0: the whole split)"""
-    sample_seed: int = 0
-    """seed of --sample's draw (the leaderboard's sample uses 0)"""
-    benchmarks: str = ""
-    """comma-separated benchmark URIs to survey instead of the sample"""
-    candidates: int = 32
-    """distinct candidate modules proposed per benchmark"""
-    max_length: int = 12
-    """longest random pass sequence of a candidate"""
-    explore: float = 0.2
-    """probability that a proposed pass is any of the 64, not one of the default pipeline's"""
-    mutate: float = 0.5
-    """fraction of the proposed sequences that are XLA's default order with 1-3 random edits"""
-    pipeline: str = "full"
-    """how the modules compile (xla.runtime.pipeline): full, XLA's whole CPU pipeline; agent, without its optimizing passes"""
+class Args(Proposals):
     seed: int = 0
     """seed of the proposals"""
-    out: str = "leaderboard/agents/runtime/results/executables-sample4.json"
+    out: str = "leaderboard/agents/runtime/results/executables.json"
     """JSON to write"""
 
 
@@ -76,15 +56,10 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
     """Every field of :class:`Args` as a ``--kebab-case`` flag, its docstring the help."""
     parser = dataclass_parser(Args, __doc__.splitlines()[0])
     args = Args(**vars(parser.parse_args(argv)))
-    if args.split not in SPLITS:
-        parser.error(f"--split: expected one of {', '.join(SPLITS)}, got {args.split!r}")
-    if args.pipeline not in RUNTIME_PIPELINES:
-        parser.error(f"--pipeline: expected one of {', '.join(RUNTIME_PIPELINES)}, got {args.pipeline!r}")
-    if args.candidates < 1 or args.max_length < 1:
-        parser.error("--candidates and --max-length must be >= 1")
-    for name in ("explore", "mutate"):
-        if not 0 <= getattr(args, name) <= 1:
-            parser.error(f"--{name}: expected a fraction in [0, 1], got {getattr(args, name)}")
+    for problem in args.problems():
+        parser.error(problem)
+    if args.distinct != "module":
+        parser.error(f"--distinct: expected module (the survey proposes distinct modules, then counts their executables), got {args.distinct!r}")
     return args
 
 
@@ -94,14 +69,8 @@ def survey(args: Args, on_row: Callable[[list[dict[str, Any]]], None] = lambda r
     import compiler_gym
 
     from leaderboard.agents.runtime.search import propose
-    from leaderboard.harness import sample_per_suite
-    from xla_service.env.datasets import split_benchmark_uris
 
-    uris = sorted(split_benchmark_uris(args.split, [d for d in args.datasets.split(",") if d] or None))
-    if args.sample > 0:
-        uris = sample_per_suite(uris, args.sample, args.sample_seed)
-    if args.benchmarks:
-        uris = [u for u in args.benchmarks.split(",") if u]
+    uris = args.uris()
     rows = []
     with compiler_gym.make("xla-v0") as env:
         for uri in tqdm(uris, desc="benchmarks", file=sys.stderr):

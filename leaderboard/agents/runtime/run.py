@@ -35,9 +35,7 @@ from typing import Any
 import numpy as np
 
 from leaderboard.agents.arguments import dataclass_parser
-from leaderboard.agents.runtime.search import DISTINCT
-from xla_service.catalog.schema import RUNTIME_PIPELINES
-from xla_service.env.datasets import SPLITS
+from leaderboard.agents.runtime.proposals import Proposals
 
 __all__ = ["Args", "main", "parse_args", "run"]
 
@@ -45,33 +43,7 @@ logger = logging.getLogger("leaderboard.agents.runtime.run")
 
 
 @dataclass
-class Args:
-    split: str = "test"
-    """split whose benchmarks to search (train, validation, test)"""
-    datasets: str = ""
-    """comma-separated suites, e.g. xla-rnn-v0 (empty: every suite)"""
-    sample: int = 1
-    """benchmarks per suite, drawn with --sample-seed (0: the whole split)"""
-    sample_seed: int = 0
-    """seed of --sample's draw (the leaderboard's sample uses 0)"""
-    max_benchmarks: int = 0
-    """if > 0, only the first N benchmarks of the sample"""
-    benchmarks: str = ""
-    """comma-separated benchmark URIs to search instead of the sample (e.g. the smallest, for a tiny run)"""
-    candidates: int = 24
-    """distinct candidate modules proposed per benchmark"""
-    max_length: int = 12
-    """longest random pass sequence of a candidate"""
-    explore: float = 0.2
-    """probability that a proposed pass is any of the 64, not one of the default pipeline's"""
-    mutate: float = 0.0
-    """fraction of the proposed sequences that are XLA's default order with 1-3 random edits (local search around it)"""
-    pipeline: str = "full"
-    """how Runtime compiles a module (xla.runtime.pipeline): full, XLA's whole CPU pipeline after the passes; agent, without
-    XLA's optimizing passes (the candidate's passes are the optimization)"""
-    distinct: str = "module"
-    """candidates told apart by module (HLO text) or by executable (ExecutableDigest: one compile each, no run; the
-    baseline's executable excluded): same executable, same runtime but for noise"""
+class Args(Proposals):
     budget: int = 8
     """measurements of the adaptive mode (b)"""
     per_round: int = 4
@@ -118,22 +90,15 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
     """Every field of :class:`Args` as a ``--kebab-case`` flag, its docstring the help."""
     parser = dataclass_parser(Args, __doc__.splitlines()[0])
     args = Args(**vars(parser.parse_args(argv)))
-    if args.split not in SPLITS:
-        parser.error(f"--split: expected one of {', '.join(SPLITS)}, got {args.split!r}")
-    if args.pipeline not in RUNTIME_PIPELINES:
-        parser.error(f"--pipeline: expected one of {', '.join(RUNTIME_PIPELINES)}, got {args.pipeline!r}")
-    if args.distinct not in DISTINCT:
-        parser.error(f"--distinct: expected one of {', '.join(DISTINCT)}, got {args.distinct!r}")
+    for problem in args.problems():
+        parser.error(problem)
     if args.baseline not in ("initial", "default"):
         parser.error(f"--baseline: expected initial or default, got {args.baseline!r}")
-    for name in ("candidates", "max_length", "budget", "per_round", "repetitions", "baseline_rounds", "final_rounds", "finalists"):
+    for name in ("budget", "per_round", "repetitions", "baseline_rounds", "final_rounds", "finalists"):
         if getattr(args, name) < 1:
             parser.error(f"--{name.replace('_', '-')} must be >= 1")
     if args.final_sessions < 0 or args.final_sessions * args.final_rounds == 1:
         parser.error(f"--final-sessions: expected 0 or >= 1 with >= 2 final rounds in all, got {args.final_sessions}")
-    for name in ("explore", "mutate"):
-        if not 0 <= getattr(args, name) <= 1:
-            parser.error(f"--{name}: expected a fraction in [0, 1], got {getattr(args, name)}")
     return args
 
 
@@ -147,18 +112,10 @@ def run(args: Args) -> dict[str, Any]:
     )
     from leaderboard.agents.runtime.policy import RuntimeSearch
     from leaderboard.agents.runtime.search import baseline_keys, propose
-    from leaderboard.harness import sample_per_suite
-    from xla_service.env.datasets import split_benchmark_uris
 
     random.seed(args.seed)
     np.random.seed(args.seed)
-    uris = sorted(split_benchmark_uris(args.split, [d for d in args.datasets.split(",") if d] or None))
-    if args.sample > 0:
-        uris = sample_per_suite(uris, args.sample, args.sample_seed)
-    if args.max_benchmarks > 0:
-        uris = uris[: args.max_benchmarks]
-    if args.benchmarks:
-        uris = [u for u in args.benchmarks.split(",") if u]
+    uris = args.uris()
     settings = {k: getattr(args, k) for k in ("max_length", "explore", "mutate", "budget", "per_round", "exploit", "promising", "alpha",
                                                "repetitions", "baseline_rounds", "final_rounds", "final_sessions", "baseline", "confidence",
                                                "tolerance", "refresh_every", "graph", "finalists", "seed", "distinct", "pipeline")}
