@@ -468,6 +468,38 @@ def test_candidates_distinct_by_executable_exclude_the_baselines(runtime_env):
     assert len(by_agent) > len(executables)
 
 
+def test_known_orders_join_the_candidates_and_the_mutants_edit_them(runtime_env, tmp_path):
+    from compiler_gym.compiler_env_state import CompilerEnvState, CompilerEnvStateWriter
+
+    from leaderboard.agents.runtime.search import DEFAULT_ORDER, orders_from_results, propose
+
+    env = runtime_env
+    env.reset()
+    uri = str(env.benchmark.uri)
+    results = tmp_path / "results.csv"
+    with open(results, "w") as f, CompilerEnvStateWriter(f) as writer:
+        for benchmark, commandline in ((uri, "cse"), ("benchmark://test/other", "dce"), (uri, ""), (uri, "algsimp cse")):
+            writer.write_state(CompilerEnvState(benchmark=benchmark, reward=0.0, walltime=1.0, commandline=commandline))
+    orders = orders_from_results(env, [str(results)])
+    assert orders == [[env.action_space["cse"]], [env.action_space["algsimp"], env.action_space["cse"]]]
+    candidates = propose(env, 6, 6, seed=0, orders=orders)
+    assert candidates[1].actions == (env.action_space["cse"],)  # right after the default order
+    around = propose(env, 8, 6, seed=0, mutate=1.0, orders=orders)
+    assert any(len(c.actions) <= 2 + 3 for c in around[3:])  # edits of a short known order
+    assert all(len(c.actions) >= len(DEFAULT_ORDER) - 3 or len(c.actions) <= 5 for c in around)
+
+
+def test_missing_result_files_are_refused():
+    from leaderboard.agents.runtime.policy import RuntimeSearch
+    from leaderboard.agents.runtime.proposals import Proposals
+
+    with pytest.raises(ValueError, match="from_results: expected results CSVs"):
+        RuntimeSearch(from_results="no/such.csv")
+    assert Proposals(from_results="no/such.csv").problems() == [
+        "--from-results: expected a results CSV, got 'no/such.csv' (no such file)"
+    ]
+
+
 def test_policy_leaves_a_valid_replayable_state(runtime_env, tmp_path):
     from leaderboard.agents.runtime.policy import RuntimeSearch
     from leaderboard.agents.runtime.search import propose

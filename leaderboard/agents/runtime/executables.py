@@ -68,7 +68,7 @@ def survey(args: Args, on_row: Callable[[list[dict[str, Any]]], None] = lambda r
     ``on_row(rows so far)`` after each."""
     import compiler_gym
 
-    from leaderboard.agents.runtime.search import propose
+    from leaderboard.agents.runtime.search import orders_from_results, propose
 
     uris = args.uris()
     rows = []
@@ -78,7 +78,8 @@ def survey(args: Args, on_row: Callable[[list[dict[str, Any]]], None] = lambda r
             env.reset(benchmark=uri)
             env.send_param("xla.runtime.pipeline", args.pipeline)
             candidates = propose(
-                env, args.candidates, args.max_length, seed=args.seed, explore=args.explore, mutate=args.mutate
+                env, args.candidates, args.max_length, seed=args.seed, explore=args.explore, mutate=args.mutate,
+                orders=orders_from_results(env, args.result_files()),
             )
             start, default = str(env.observation["ExecutableDigestInitial"]), str(env.observation["ExecutableDigestDefault"])
             executables = set()

@@ -23,11 +23,13 @@ its commandline replays the result. With ``require_significant``, the env is
 also left untouched unless the final measurement shows a speedup outside the
 noise (:func:`measure.within_noise`). ``last`` holds the report of the last call.
 ``pipeline`` sets how modules compile for ``Runtime`` (``xla.runtime.pipeline``);
-``distinct="executable"`` proposes one candidate per executable, none the baseline's.
+``distinct="executable"`` proposes one candidate per executable, none the baseline's;
+``from_results`` (comma-separated results CSVs) adds their orders for the benchmark to the candidates.
 """
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -51,6 +53,7 @@ from leaderboard.agents.runtime.search import (
     adaptive,
     baseline_keys,
     exhaustive,
+    orders_from_results,
     propose,
 )
 from xla_service.catalog.schema import RUNTIME_PIPELINES
@@ -88,6 +91,7 @@ class RuntimeSearch:
     require_significant: bool = False
     distinct: str = "module"
     pipeline: str = "full"
+    from_results: str = ""
     last: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -108,6 +112,9 @@ class RuntimeSearch:
             raise ValueError(f"pipeline must be one of {RUNTIME_PIPELINES}, got {self.pipeline!r}")
         if self.distinct not in DISTINCT:
             raise ValueError(f"distinct must be one of {DISTINCT}, got {self.distinct!r}")
+        missing = [path for path in self.from_results.split(",") if path and not os.path.isfile(path)]
+        if missing:
+            raise ValueError(f"from_results: expected results CSVs, got {missing} (no such file)")
         if self.final_sessions * self.final_rounds == 1:
             raise ValueError("final_sessions=1 with final_rounds=1 is one round: expected >= 2 rounds in all")
 
@@ -120,6 +127,7 @@ class RuntimeSearch:
                 base, self.candidates, self.max_length, seed=self.seed, explore=self.explore,
                 graph=self.graph, mutate=self.mutate, distinct=self.distinct,
                 exclude=baseline_keys(base, self.distinct, self.baseline),
+                orders=orders_from_results(base, [p for p in self.from_results.split(",") if p]),
             )
             report = self.search(base, candidates, prior=load_measurements(self.prior) if self.prior else None)
         finally:

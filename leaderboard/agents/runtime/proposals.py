@@ -7,6 +7,7 @@ same flags.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from leaderboard.agents.runtime.search import DISTINCT
@@ -38,6 +39,9 @@ class Proposals:
     """probability that a proposed pass is any of the 64, not one of the default pipeline's"""
     mutate: float = 0.0
     """fraction of the proposed sequences that are XLA's default order with 1-3 random edits (local search around it)"""
+    from_results: str = ""
+    """comma-separated results CSVs (leaderboard.eval's) whose pass order for each benchmark is a candidate too, right
+    after the default order, and a base of the --mutate edits"""
     pipeline: str = "full"
     """how Runtime compiles a module (xla.runtime.pipeline): full, XLA's whole CPU pipeline after the passes; agent, without
     XLA's optimizing passes (the candidate's passes are the optimization)"""
@@ -58,7 +62,13 @@ class Proposals:
         for name in ("explore", "mutate"):
             if not 0 <= getattr(self, name) <= 1:
                 out.append(f"--{name}: expected a fraction in [0, 1], got {getattr(self, name)}")
+        out += [f"--from-results: expected a results CSV, got {path!r} (no such file)" for path in self.result_files()
+                if not os.path.isfile(path)]
         return out
+
+    def result_files(self) -> list[str]:
+        """The paths of ``--from-results``."""
+        return [path for path in self.from_results.split(",") if path]
 
     def uris(self) -> list[str]:
         """The benchmarks: ``--benchmarks``, else ``--sample`` of each suite's ``--split`` (the first ``--max-benchmarks``)."""

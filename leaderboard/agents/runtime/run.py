@@ -111,7 +111,7 @@ def run(args: Args) -> dict[str, Any]:
         save_measurements,
     )
     from leaderboard.agents.runtime.policy import RuntimeSearch
-    from leaderboard.agents.runtime.search import baseline_keys, propose
+    from leaderboard.agents.runtime.search import baseline_keys, orders_from_results, propose
 
     random.seed(args.seed)
     np.random.seed(args.seed)
@@ -133,6 +133,7 @@ def run(args: Args) -> dict[str, Any]:
             candidates = propose(
                 env, args.candidates, args.max_length, seed=args.seed, explore=args.explore,
                 graph=args.graph, mutate=args.mutate, distinct=args.distinct,
+                orders=orders_from_results(env, args.result_files()),
                 exclude=baseline_keys(env, args.distinct, args.baseline),
             )
             propose_seconds = time.time() - t

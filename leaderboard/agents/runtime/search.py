@@ -8,7 +8,8 @@ from all of them; with ``include_default``, the default pipeline's own order
 ``mutate`` fraction of the sequences are instead the default order with 1 to
 3 random edits (insert any pass, delete one, append any pass: a local search
 around the compiler's own choice, which short random sequences rarely
-reach). Each is
+reach). ``orders`` adds known good orders (the op-count agents' results:
+:func:`orders_from_results`) after the default's, and mutants edit them too. Each is
 applied on a fork; the distinct modules they make are kept (by HLO text; the
 start module excluded: it is the baseline), with their features. With
 ``distinct="executable"`` they are told apart by the executable XLA compiles
@@ -47,7 +48,7 @@ from xla_service.catalog.pipelines import DEFAULT_EPILOGUE, DEFAULT_PROLOGUE, DE
 
 __all__ = [
     "DEFAULT_ORDER", "DISTINCT", "FOCUS", "Candidate", "Measure", "SearchResult", "adaptive", "baseline_keys", "exhaustive",
-    "mutant", "propose", "standardize",
+    "mutant", "orders_from_results", "propose", "standardize",
 ]
 
 
@@ -103,9 +104,14 @@ def propose(
     mutate: float = 0.0,
     distinct: str = "module",
     exclude: Collection[str] = (),
+    orders: Sequence[Sequence[int]] = (),
 ) -> list[Candidate]:
     """Up to ``n`` distinct candidate modules from random pass sequences, from env's state:
-    distinct by ``distinct`` (:data:`DISTINCT`), none with the start's key or one of ``exclude``."""
+    distinct by ``distinct`` (:data:`DISTINCT`), none with the start's key or one of ``exclude``.
+
+    ``orders``: known good pass orders (e.g. the op-count agents' results for this
+    benchmark, :func:`orders_from_results`), tried right after the default order; a
+    mutant then edits the default order or one of them, drawn uniformly."""
     if n < 1 or max_length < 1:
         raise ValueError(f"n and max_length must be >= 1, got {n}, {max_length}")
     for name, value in (("explore", explore), ("mutate", mutate)):
@@ -116,10 +122,12 @@ def propose(
     rng = np.random.default_rng(seed)
     focus = [env.action_space[name] for name in FOCUS]
     default = [env.action_space[name] for name in DEFAULT_ORDER]
-    sequences: list[list[int]] = [default] if include_default else []
+    sequences: list[list[int]] = ([default] if include_default else []) + [list(o) for o in orders]
+    bases = [default, *sequences[len(sequences) - len(orders):]]
     for _ in range(n * tries_per_candidate - len(sequences)):
         if rng.random() < mutate:
-            sequences.append(mutant(default, env.action_space.n, rng))
+            base = bases[int(rng.integers(len(bases)))] if orders else default  # no draw without orders: runs reproduce
+            sequences.append(mutant(base, env.action_space.n, rng))
             continue
         length = int(rng.integers(1, max_length + 1))
         sequences.append(
@@ -142,6 +150,21 @@ def propose(
         finally:
             fork.close()
     return candidates
+
+
+def orders_from_results(env: CompilerEnv, paths: Sequence[str]) -> list[list[int]]:
+    """The pass orders that the results CSVs at ``paths`` (``leaderboard.eval``'s) hold for
+    env's benchmark, as actions; those that replay no pass are left out."""
+    from compiler_gym.compiler_env_state import CompilerEnvStateReader
+
+    uri = str(env.benchmark.uri if hasattr(env.benchmark, "uri") else env.benchmark)
+    orders = []
+    for path in paths:
+        with open(path) as f, CompilerEnvStateReader(f) as reader:
+            for state in reader:
+                if state.benchmark == uri and state.commandline.strip():
+                    orders.append([int(a) for a in env.commandline_to_actions(state.commandline)])
+    return orders
 
 
 def baseline_keys(env: CompilerEnv, distinct: str, baseline: str) -> set[str]:
