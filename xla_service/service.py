@@ -18,7 +18,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from xla_service.lifeline import watch_client
-from xla_service.passes.engine import MAX_INSTRUCTIONS, Engine, clean_stale_scratch
+from xla_service.passes.engine import MAX_INSTRUCTIONS, Engine
+from xla_service.passes.scratch import clean_stale_scratch
 from xla_service.runtime.server import serve
 from xla_service.session.xla_session import XlaSession, close_engine, configure_engine
 from xla_service.store import SqlStore, open_store

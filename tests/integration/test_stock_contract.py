@@ -335,7 +335,7 @@ def test_a_second_sigterm_during_shutdown_leaks_nothing(tmp_path):
 
 
 def test_stale_dump_folders_of_killed_services_are_removed(tmp_path):
-    from xla_service.passes.engine import clean_stale_scratch
+    from xla_service.passes.scratch import clean_stale_scratch
 
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     stale = tmp_path / f"xla-gym-dumps-{int(dead.stdout)}-abc"

@@ -15,10 +15,7 @@ import logging
 import os
 import platform
 import re
-import shutil
 import tempfile
-import threading
-import weakref
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -34,6 +31,7 @@ from xla_service.errors import (
 from xla_service.passes.analysis import Analysis
 from xla_service.passes.cache import MISS, Backing, Cache, Failure
 from xla_service.passes.pool import WorkerPool
+from xla_service.passes.scratch import Scratch
 from xla_service.passes.workers import WorkerDied
 
 __all__ = [
@@ -43,7 +41,6 @@ __all__ = [
     "DETERMINISTIC_OBSERVATIONS",
     "default_worker_memory",
     "host_key",
-    "clean_stale_scratch",
 ]
 
 logger = logging.getLogger(__name__)
@@ -59,7 +56,6 @@ DETERMINISTIC_OBSERVATIONS = ("cost_analysis", "hlo_graph", "hlo_graph_arrays", 
 
 _DEFAULT = "<default pipeline>"
 _INSTRUCTION = re.compile(r"^\s*(ROOT\s+)?%?[\w.\-]+\s*=", re.M)
-_SCRATCH_PREFIX = "xla-gym-dumps-"
 
 
 @functools.cache
@@ -76,11 +72,6 @@ def host_key() -> str:
     return f"{platform.machine()}-{hashlib.sha256(flags.encode()).hexdigest()[:12]}"
 
 
-def _scratch_root() -> str:
-    shm = "/dev/shm"
-    return shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else tempfile.gettempdir()
-
-
 def default_worker_memory(workers: int) -> int:
     """The memory limit of one worker: 3/4 of the machine's memory over the workers."""
     try:
@@ -88,27 +79,6 @@ def default_worker_memory(workers: int) -> int:
     except (ValueError, OSError, AttributeError):
         total = 16 * 2**30
     return max(int(total * 0.75 / max(workers, 1)), 2**30)
-
-
-def clean_stale_scratch(root: str | None = None) -> int:
-    """Remove the scratch folders of engines whose process is gone (e.g. a service
-    killed with SIGKILL); returns how many went."""
-    root = root or _scratch_root()
-    removed = 0
-    for name in os.listdir(root):
-        m = re.match(rf"{_SCRATCH_PREFIX}(\d+)-", name)
-        if m is None:
-            continue
-        try:
-            os.kill(int(m[1]), 0)
-            continue  # its engine's process still runs
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            continue
-        shutil.rmtree(os.path.join(root, name), ignore_errors=True)
-        removed += 1
-    return removed
 
 
 class Engine:
@@ -127,20 +97,15 @@ class Engine:
     ) -> None:
         self.step_timeout = step_timeout
         self.max_instructions = max_instructions
-        #: Every step's dump folder lives here; see :meth:`_sweep`.
-        self._scratch = tempfile.mkdtemp(prefix=f"{_SCRATCH_PREFIX}{os.getpid()}-", dir=_scratch_root())
-        # Removed by close(), or at exit by an engine that was never closed.
-        self._remove_scratch = weakref.finalize(self, shutil.rmtree, self._scratch, True)
+        #: Every step's dump folder lives here.
+        self._scratch = Scratch()
         self._pool = WorkerPool(
             workers,
             log_dir or Path(tempfile.mkdtemp(prefix="xla-gym-")),
-            {"XLA_GYM_SCRATCH": self._scratch},
+            {"XLA_GYM_SCRATCH": self._scratch.path},
             memory_limit=worker_memory or default_worker_memory(workers),
         )
         self.cache = Cache(cache_size, cache_bytes, backing)
-        self._lock = threading.Lock()
-        self._active_dumps: set[str] = set()
-        self._swept_at_replaced = 0
 
     # ------------------------------------------------------------------ states
 
@@ -314,54 +279,24 @@ class Engine:
         dumps by another worker; if the pass itself did not finish, the step
         fails with :class:`PassCrashedError`.
         """
-        dump_dir = tempfile.mkdtemp(prefix="step-", dir=self._scratch)
-        with self._lock:
-            self._active_dumps.add(dump_dir)
         try:
-            try:
-                return run(dump_dir)
-            except WorkerDied as died:
-                logger.warning("A worker died running %s: %s", what, died)
+            with self._scratch.folder() as dump_dir:
                 try:
-                    return recover(dump_dir, f"XLA aborted: {died}")
-                except (PassCrashedError, WorkerDied) as e:
-                    # Only XLA's own abort (a CHECK failure) in the pass is a
-                    # property of the module and the pass; a killed worker is not.
-                    raise PassCrashedError(
-                        f"XLA crashed running {what!r}: {died}. The worker was replaced "
-                        "and the session keeps its state.",
-                        transient=not died.xla_aborted or isinstance(e, WorkerDied),
-                    ) from e
+                    return run(dump_dir)
+                except WorkerDied as died:
+                    logger.warning("A worker died running %s: %s", what, died)
+                    try:
+                        return recover(dump_dir, f"XLA aborted: {died}")
+                    except (PassCrashedError, WorkerDied) as e:
+                        # Only XLA's own abort (a CHECK failure) in the pass is a
+                        # property of the module and the pass; a killed worker is not.
+                        raise PassCrashedError(
+                            f"XLA crashed running {what!r}: {died}. The worker was replaced "
+                            "and the session keeps its state.",
+                            transient=not died.xla_aborted or isinstance(e, WorkerDied),
+                        ) from e
         finally:
-            shutil.rmtree(dump_dir, ignore_errors=True)
-            with self._lock:
-                self._active_dumps.discard(dump_dir)
-            self._sweep()
-
-    def _sweep(self) -> None:
-        """Remove dump folders that dead workers left behind.
-
-        A worker replies as soon as the dumps hold its result and finishes the
-        compile afterwards, removing the folder (which XLA re-creates when it
-        dumps again after the engine removed it). If XLA aborts it, or the pool
-        preempts it then, nobody does: after any worker replacement, every
-        folder that belongs to no live worker's request goes (a live worker's
-        compile at worst re-creates one, and removes it when done).
-        """
-        replaced = self._pool.replaced
-        if replaced == self._swept_at_replaced:
-            return
-        self._swept_at_replaced = replaced
-        with self._lock:
-            active = set(self._active_dumps)
-        try:
-            names = os.listdir(self._scratch)
-        except FileNotFoundError:
-            return
-        for name in names:
-            path = os.path.join(self._scratch, name)
-            if path not in active and not name.startswith("count-"):
-                shutil.rmtree(path, ignore_errors=True)
+            self._scratch.sweep(self._pool.replaced)
 
     # ------------------------------------------------------------- the service
 
@@ -396,9 +331,9 @@ class Engine:
     @property
     def scratch(self) -> str:
         """The folder that holds every step's dumps (removed by :meth:`close`)."""
-        return self._scratch
+        return self._scratch.path
 
     def close(self) -> None:
         self._pool.close()
-        self._remove_scratch()
+        self._scratch.close()
 
