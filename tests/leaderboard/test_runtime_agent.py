@@ -471,7 +471,12 @@ def test_candidates_distinct_by_executable_exclude_the_baselines(runtime_env):
 def test_known_orders_join_the_candidates_and_the_mutants_edit_them(runtime_env, tmp_path):
     from compiler_gym.compiler_env_state import CompilerEnvState, CompilerEnvStateWriter
 
-    from leaderboard.agents.runtime.search import DEFAULT_ORDER, orders_from_results, propose
+    from leaderboard.agents.runtime.search import (
+        DEFAULT_ORDER,
+        orders_from_results,
+        propose,
+        read_result_orders,
+    )
 
     env = runtime_env
     env.reset()
@@ -480,7 +485,8 @@ def test_known_orders_join_the_candidates_and_the_mutants_edit_them(runtime_env,
     with open(results, "w") as f, CompilerEnvStateWriter(f) as writer:
         for benchmark, commandline in ((uri, "cse"), ("benchmark://test/other", "dce"), (uri, ""), (uri, "algsimp cse")):
             writer.write_state(CompilerEnvState(benchmark=benchmark, reward=0.0, walltime=1.0, commandline=commandline))
-    orders = orders_from_results(env, [str(results)])
+    orders = orders_from_results(env, read_result_orders([str(results)]))
+    assert orders_from_results(env, {}) == []
     assert orders == [[env.action_space["cse"]], [env.action_space["algsimp"], env.action_space["cse"]]]
     candidates = propose(env, 6, 6, seed=0, orders=orders)
     assert candidates[1].actions == (env.action_space["cse"],)  # right after the default order

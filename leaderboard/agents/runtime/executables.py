@@ -68,9 +68,10 @@ def survey(args: Args, on_row: Callable[[list[dict[str, Any]]], None] = lambda r
     ``on_row(rows so far)`` after each."""
     import compiler_gym
 
-    from leaderboard.agents.runtime.search import orders_from_results, propose
+    from leaderboard.agents.runtime.search import orders_from_results, propose, read_result_orders
 
     uris = args.uris()
+    result_orders = read_result_orders(args.result_files())
     rows = []
     with compiler_gym.make("xla-v0") as env:
         for uri in tqdm(uris, desc="benchmarks", file=sys.stderr):
@@ -79,7 +80,7 @@ def survey(args: Args, on_row: Callable[[list[dict[str, Any]]], None] = lambda r
             env.send_param("xla.runtime.pipeline", args.pipeline)
             candidates = propose(
                 env, args.candidates, args.max_length, seed=args.seed, explore=args.explore, mutate=args.mutate,
-                orders=orders_from_results(env, args.result_files()),
+                orders=orders_from_results(env, result_orders),
             )
             start, default = str(env.observation["ExecutableDigestInitial"]), str(env.observation["ExecutableDigestDefault"])
             executables = set()

@@ -29,7 +29,6 @@ noise (:func:`measure.within_noise`). ``last`` holds the report of the last call
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -53,8 +52,11 @@ from leaderboard.agents.runtime.search import (
     adaptive,
     baseline_keys,
     exhaustive,
+    missing_paths,
     orders_from_results,
     propose,
+    read_result_orders,
+    result_paths,
 )
 from xla_service.catalog.schema import RUNTIME_PIPELINES
 
@@ -93,6 +95,7 @@ class RuntimeSearch:
     pipeline: str = "full"
     from_results: str = ""
     last: dict[str, Any] = field(default_factory=dict, init=False, repr=False)
+    _result_orders: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -112,9 +115,10 @@ class RuntimeSearch:
             raise ValueError(f"pipeline must be one of {RUNTIME_PIPELINES}, got {self.pipeline!r}")
         if self.distinct not in DISTINCT:
             raise ValueError(f"distinct must be one of {DISTINCT}, got {self.distinct!r}")
-        missing = [path for path in self.from_results.split(",") if path and not os.path.isfile(path)]
+        missing = missing_paths(result_paths(self.from_results))
         if missing:
             raise ValueError(f"from_results: expected results CSVs, got {missing} (no such file)")
+        self._result_orders = read_result_orders(result_paths(self.from_results))
         if self.final_sessions * self.final_rounds == 1:
             raise ValueError("final_sessions=1 with final_rounds=1 is one round: expected >= 2 rounds in all")
 
@@ -127,7 +131,7 @@ class RuntimeSearch:
                 base, self.candidates, self.max_length, seed=self.seed, explore=self.explore,
                 graph=self.graph, mutate=self.mutate, distinct=self.distinct,
                 exclude=baseline_keys(base, self.distinct, self.baseline),
-                orders=orders_from_results(base, [p for p in self.from_results.split(",") if p]),
+                orders=orders_from_results(base, self._result_orders),
             )
             report = self.search(base, candidates, prior=load_measurements(self.prior) if self.prior else None)
         finally:

@@ -7,10 +7,9 @@ same flags.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
-from leaderboard.agents.runtime.search import DISTINCT
+from leaderboard.agents.runtime.search import DISTINCT, missing_paths, result_paths
 from xla_service.catalog.schema import RUNTIME_PIPELINES
 from xla_service.env.datasets import SPLITS
 
@@ -62,13 +61,12 @@ class Proposals:
         for name in ("explore", "mutate"):
             if not 0 <= getattr(self, name) <= 1:
                 out.append(f"--{name}: expected a fraction in [0, 1], got {getattr(self, name)}")
-        out += [f"--from-results: expected a results CSV, got {path!r} (no such file)" for path in self.result_files()
-                if not os.path.isfile(path)]
+        out += [f"--from-results: expected a results CSV, got {path!r} (no such file)" for path in missing_paths(self.result_files())]
         return out
 
     def result_files(self) -> list[str]:
         """The paths of ``--from-results``."""
-        return [path for path in self.from_results.split(",") if path]
+        return result_paths(self.from_results)
 
     def uris(self) -> list[str]:
         """The benchmarks: ``--benchmarks``, else ``--sample`` of each suite's ``--split`` (the first ``--max-benchmarks``)."""

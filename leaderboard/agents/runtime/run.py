@@ -111,11 +111,17 @@ def run(args: Args) -> dict[str, Any]:
         save_measurements,
     )
     from leaderboard.agents.runtime.policy import RuntimeSearch
-    from leaderboard.agents.runtime.search import baseline_keys, orders_from_results, propose
+    from leaderboard.agents.runtime.search import (
+        baseline_keys,
+        orders_from_results,
+        propose,
+        read_result_orders,
+    )
 
     random.seed(args.seed)
     np.random.seed(args.seed)
     uris = args.uris()
+    result_orders = read_result_orders(args.result_files())
     settings = {k: getattr(args, k) for k in ("max_length", "explore", "mutate", "budget", "per_round", "exploit", "promising", "alpha",
                                                "repetitions", "baseline_rounds", "final_rounds", "final_sessions", "baseline", "confidence",
                                                "tolerance", "refresh_every", "graph", "finalists", "seed", "distinct", "pipeline")}
@@ -133,7 +139,7 @@ def run(args: Args) -> dict[str, Any]:
             candidates = propose(
                 env, args.candidates, args.max_length, seed=args.seed, explore=args.explore,
                 graph=args.graph, mutate=args.mutate, distinct=args.distinct,
-                orders=orders_from_results(env, args.result_files()),
+                orders=orders_from_results(env, result_orders),
                 exclude=baseline_keys(env, args.distinct, args.baseline),
             )
             propose_seconds = time.time() - t

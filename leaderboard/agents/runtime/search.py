@@ -9,7 +9,7 @@ from all of them; with ``include_default``, the default pipeline's own order
 3 random edits (insert any pass, delete one, append any pass: a local search
 around the compiler's own choice, which short random sequences rarely
 reach). ``orders`` adds known good orders (the op-count agents' results:
-:func:`orders_from_results`) after the default's, and mutants edit them too. Each is
+:func:`read_result_orders`, then :func:`orders_from_results`) after the default's, and mutants edit them too. Each is
 applied on a fork; the distinct modules they make are kept (by HLO text; the
 start module excluded: it is the baseline), with their features. With
 ``distinct="executable"`` they are told apart by the executable XLA compiles
@@ -33,7 +33,8 @@ none measured faster than the baseline).
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Collection, Sequence
+import os
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,7 +49,7 @@ from xla_service.catalog.pipelines import DEFAULT_EPILOGUE, DEFAULT_PROLOGUE, DE
 
 __all__ = [
     "DEFAULT_ORDER", "DISTINCT", "FOCUS", "Candidate", "Measure", "SearchResult", "adaptive", "baseline_keys", "exhaustive",
-    "mutant", "orders_from_results", "propose", "standardize",
+    "missing_paths", "mutant", "orders_from_results", "propose", "read_result_orders", "result_paths", "standardize",
 ]
 
 
@@ -152,19 +153,35 @@ def propose(
     return candidates
 
 
-def orders_from_results(env: CompilerEnv, paths: Sequence[str]) -> list[list[int]]:
-    """The pass orders that the results CSVs at ``paths`` (``leaderboard.eval``'s) hold for
-    env's benchmark, as actions; those that replay no pass are left out."""
+def result_paths(from_results: str) -> list[str]:
+    """The paths in a comma-separated ``from_results`` (empty entries dropped)."""
+    return [path for path in from_results.split(",") if path]
+
+
+def missing_paths(paths: Sequence[str]) -> list[str]:
+    """Those of ``paths`` that are no file."""
+    return [path for path in paths if not os.path.isfile(path)]
+
+
+def read_result_orders(paths: Sequence[str]) -> dict[str, list[str]]:
+    """Benchmark URI -> the pass orders (commandlines) that the results CSVs at ``paths``
+    (``leaderboard.eval``'s) hold for it, in file order; orders that replay no pass are
+    left out. Read once, then looked up per benchmark by :func:`orders_from_results`."""
     from compiler_gym.compiler_env_state import CompilerEnvStateReader
 
-    uri = str(env.benchmark.uri if hasattr(env.benchmark, "uri") else env.benchmark)
-    orders = []
+    orders: dict[str, list[str]] = {}
     for path in paths:
         with open(path) as f, CompilerEnvStateReader(f) as reader:
             for state in reader:
-                if state.benchmark == uri and state.commandline.strip():
-                    orders.append([int(a) for a in env.commandline_to_actions(state.commandline)])
+                if state.commandline.strip():
+                    orders.setdefault(state.benchmark, []).append(state.commandline)
     return orders
+
+
+def orders_from_results(env: CompilerEnv, orders: Mapping[str, Sequence[str]]) -> list[list[int]]:
+    """The pass orders of ``orders`` (:func:`read_result_orders`'s) for env's benchmark, as actions."""
+    uri = str(env.benchmark.uri if hasattr(env.benchmark, "uri") else env.benchmark)
+    return [[int(a) for a in env.commandline_to_actions(commandline)] for commandline in orders.get(uri, ())]
 
 
 def baseline_keys(env: CompilerEnv, distinct: str, baseline: str) -> set[str]:
