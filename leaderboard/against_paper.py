@@ -55,6 +55,7 @@ ROWS: dict[str, str] = {
     **{f"{label}, 4,000 steps": pattern for label, pattern in PRESETS["rl"].rows},
     **{label: pattern for label, pattern in PRESETS["budget"].rows if "20,000" in label},
     **{f"{label}, 4,000 steps": pattern for label, pattern in PRESETS["gnn"].rows if "GNN" in label},
+    "random search (240 s a benchmark, seed 0)": str(Path(__file__).parent / "agents" / "random_search" / "results-test.csv"),
     "greedy search (deterministic: one run)": str(Path(__file__).parent / "agents" / "greedy" / "results-test.csv"),
     "beam search (deterministic: one run)": str(Path(__file__).parent / "agents" / "beam" / "results-test.csv"),
 }

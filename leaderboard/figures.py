@@ -78,6 +78,7 @@ DEFAULT_RESULTS = {
 #: label -> results CSV, the agents run on the full test split (106 benchmarks).
 FULL_RESULTS = {
     "default pipeline": "agents/default_pipeline/results-test.csv",
+    "random search": "agents/random_search/results-test.csv",
     "greedy": "agents/greedy/results-test.csv",
     "beam": "agents/beam/results-test.csv",
     "PPO": "agents/rl/results/ppo-OpCount-seed0-test.csv",
