@@ -236,6 +236,13 @@ runtime)  # Chameleon-style runtime search, (a) exhaustive vs (b) adaptive on th
         --repetitions 10 --final-rounds 10 --baseline default --final-sessions 0 --seed 0 --pipeline agent --distinct executable \
         --out $AGENTS/runtime/results/runtime-sample1-agent.json
     $PY -m leaderboard.agents.runtime.plot $AGENTS/runtime/results/runtime-sample1-agent.json
+    # the same, with the op-count agents' full-split orders as candidates (and bases of the mutants)
+    known=$AGENTS/greedy/results-test.csv,$AGENTS/beam/results-test.csv,$AGENTS/rl/results/ppo-OpCount-seed0-test.csv
+    $PY -m leaderboard.agents.runtime.run --sample 1 --sample-seed 0 --candidates 32 --budget 8 --mutate 0.5 \
+        --repetitions 10 --final-rounds 10 --baseline default --final-sessions 0 --seed 0 --pipeline agent --distinct executable \
+        --from-results $known,$AGENTS/random_search/results-test.csv \
+        --out $AGENTS/runtime/results/runtime-sample1-agent-known.json
+    $PY -m leaderboard.agents.runtime.plot $AGENTS/runtime/results/runtime-sample1-agent-known.json
     ;;
 runtime_table)  # the leaderboard's runtime table on the runtime runs' sample (1 test benchmark per suite): the
     # runtime search through the harness (validated), beside PPO and the default pipeline replayed through

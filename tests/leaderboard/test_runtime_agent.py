@@ -623,7 +623,8 @@ def test_plot_draws_a_report_and_refuses_an_empty_one(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "report", ["runtime-sample1.json", "runtime-sample1-mutate.json", "runtime-resnet3-mutate.json", "runtime-sample1-agent.json"]
+    "report", ["runtime-sample1.json", "runtime-sample1-mutate.json", "runtime-resnet3-mutate.json", "runtime-sample1-agent.json",
+               "runtime-sample1-agent-known.json"]
 )
 def test_readme_tables_are_the_reports_tables(report):
     import json
@@ -637,6 +638,25 @@ def test_readme_tables_are_the_reports_tables(report):
     lines = table(json.loads((folder / "results" / report).read_text()))
     assert "\n".join(lines) in (folder / "README.md").read_text()
     assert lines[-1].startswith("- adaptive: ") and "beyond noise" in lines[-1]
+
+
+def test_no_winner_of_the_known_orders_run_is_a_known_order():
+    """The README's claim about runtime-sample1-agent-known: the op-count agents' orders were candidates, none won."""
+    import csv
+    import json
+    from pathlib import Path
+
+    from leaderboard.agents.runtime.search import read_result_orders, result_paths
+
+    root = Path(__file__).parents[2]
+    report = root / "leaderboard/agents/runtime/results/runtime-sample1-agent-known.json"
+    if not report.is_file():
+        pytest.skip("runtime-sample1-agent-known.json is not committed")
+    known = read_result_orders([str(root / p) for p in result_paths(json.loads(report.read_text())["args"]["from_results"])])
+    with open(report.with_suffix(".csv")) as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 12 and all(known.get(row["benchmark"]) for row in rows)
+    assert not [row["benchmark"] for row in rows if row["commandline"] in known[row["benchmark"]]]
 
 
 def test_runtime_table_measures_results_against_xlas_default(tmp_path, capsys):
