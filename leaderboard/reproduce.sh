@@ -243,6 +243,18 @@ runtime)  # Chameleon-style runtime search, (a) exhaustive vs (b) adaptive on th
         --from-results $known,$AGENTS/random_search/results-test.csv \
         --out $AGENTS/runtime/results/runtime-sample1-agent-known.json
     $PY -m leaderboard.agents.runtime.plot $AGENTS/runtime/results/runtime-sample1-agent-known.json
+    # and with the search's four fastest re-measured before one is chosen
+    $PY -m leaderboard.agents.runtime.run --sample 1 --sample-seed 0 --candidates 32 --budget 8 --mutate 0.5 \
+        --repetitions 10 --final-rounds 10 --baseline default --final-sessions 0 --seed 0 --pipeline agent --distinct executable \
+        --from-results $known,$AGENTS/random_search/results-test.csv --finalists 4 \
+        --out $AGENTS/runtime/results/runtime-sample1-agent-known-finalists4.json
+    $PY -m leaderboard.agents.runtime.plot $AGENTS/runtime/results/runtime-sample1-agent-known-finalists4.json
+    # the ViT again (the one speedup beyond noise there), its final measurement in 3 fresh pairs of envs
+    $PY -m leaderboard.agents.runtime.run --benchmarks benchmark://xla-vit-v0/vit-l6-d64-h2-p8-i32-b2-adamw-train \
+        --candidates 32 --budget 8 --mutate 0.5 --repetitions 10 --final-rounds 4 --baseline default --final-sessions 3 --seed 0 \
+        --pipeline agent --distinct executable --finalists 4 --from-results $known,$AGENTS/random_search/results-test.csv \
+        --out $AGENTS/runtime/results/runtime-vit1-agent-known-finalists4-sessions3.json
+    $PY -m leaderboard.agents.runtime.plot $AGENTS/runtime/results/runtime-vit1-agent-known-finalists4-sessions3.json
     ;;
 runtime_table)  # the leaderboard's runtime table on the runtime runs' sample (1 test benchmark per suite): the
     # runtime search through the harness (validated), beside PPO and the default pipeline replayed through

@@ -624,7 +624,8 @@ def test_plot_draws_a_report_and_refuses_an_empty_one(tmp_path):
 
 @pytest.mark.parametrize(
     "report", ["runtime-sample1.json", "runtime-sample1-mutate.json", "runtime-resnet3-mutate.json", "runtime-sample1-agent.json",
-               "runtime-sample1-agent-known.json"]
+               "runtime-sample1-agent-known.json", "runtime-sample1-agent-known-finalists4.json",
+               "runtime-vit1-agent-known-finalists4-sessions3.json"]
 )
 def test_readme_tables_are_the_reports_tables(report):
     import json
