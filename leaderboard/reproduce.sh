@@ -255,6 +255,13 @@ runtime)  # Chameleon-style runtime search, (a) exhaustive vs (b) adaptive on th
         --pipeline agent --distinct executable --finalists 4 --from-results $known,$AGENTS/random_search/results-test.csv \
         --out $AGENTS/runtime/results/runtime-vit1-agent-known-finalists4-sessions3.json
     $PY -m leaderboard.agents.runtime.plot $AGENTS/runtime/results/runtime-vit1-agent-known-finalists4-sessions3.json
+    # the four-finalist run's ViT winners in 6 fresh sessions, both sides without XLA's optimizing passes
+    R=$AGENTS/runtime/results
+    $PY -m leaderboard.runtime_table measure \
+        "exhaustive winner, 4 finalists (1.111 in one pair of envs)=$R/runtime-sample1-agent-known-finalists4.csv:exhaustive" \
+        "adaptive winner, 4 finalists (1.010)=$R/runtime-sample1-agent-known-finalists4.csv:adaptive" \
+        --benchmarks benchmark://xla-vit-v0/vit-l6-d64-h2-p8-i32-b2-adamw-train --pipeline agent --sessions 6 --rounds 2 \
+        --repetitions 10 --out $R/vit-winners-agent-sessions6.json
     ;;
 runtime_table)  # the leaderboard's runtime table on the runtime runs' sample (1 test benchmark per suite): the
     # runtime search through the harness (validated), beside PPO and the default pipeline replayed through

@@ -13,6 +13,12 @@ benchmarks, and how many were faster and slower beyond noise. ``python -m
 leaderboard.runtime_table show REPORT.json`` prints the table as Markdown (the
 leaderboard README's, unedited).
 
+A row's results are a ``leaderboard.eval`` results CSV, or a runtime search's
+CSV (``agents/runtime/run.py``'s) as ``PATH:MODE``: its winners in that mode
+(exhaustive or adaptive). ``--pipeline agent`` compiles every module, the
+baseline's too, without XLA's optimizing passes (``xla.runtime.pipeline``), as
+the runtime searches in that pipeline measured them.
+
 Why sessions: a service compiles a module once and its worker processes reuse
 the executable, so every round of one pair of envs shares one compile and one
 set of processes, and the same module measured in two pairs can differ by a few
@@ -31,6 +37,7 @@ buys (or costs); an agent's row says more than this one only where it differs.
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import platform
 import sys
@@ -41,13 +48,35 @@ from pathlib import Path
 from typing import Any
 
 from leaderboard.metrics import Aggregate, aggregate, geomean
+from xla_service.catalog.schema import RUNTIME_PIPELINES
 
-__all__ = ["AS_LOADED", "CONTROL", "main", "measure", "table"]
+__all__ = ["AS_LOADED", "CONTROL", "main", "measure", "read_commandlines", "table"]
 
 #: The control row: the benchmark as loaded against itself (A/A).
 CONTROL = "control: the benchmark as loaded against itself (A/A)"
 #: The reference row: the benchmark as loaded (no passes; what XLA compiles by default) against XLA's default.
 AS_LOADED = "the benchmark as loaded, no passes"
+
+
+def _split_mode(results: str) -> tuple[str, str]:
+    """``PATH:MODE`` -> (PATH, MODE) for a runtime search's CSV; a results CSV's path -> (path, "")."""
+    path, sep, mode = results.rpartition(":")
+    return (path, mode) if sep and mode in ("exhaustive", "adaptive") else (results, "")
+
+
+def read_commandlines(results: str) -> dict[str, str]:
+    """Benchmark URI -> commandline of ``results``: a ``leaderboard.eval`` results CSV, or
+    ``PATH:MODE``, the winners of a runtime search's CSV (``run.py``'s) in that mode."""
+    from leaderboard.summary import read_results
+
+    path, mode = _split_mode(results)
+    if not mode:
+        return {s.benchmark: s.commandline for s in read_results([path])}
+    with open(path) as f:
+        rows = [row for row in csv.DictReader(f) if row.get("mode") == mode]
+    if not rows:
+        raise ValueError(f"{results}: expected a runtime search's CSV with {mode} rows, got none")
+    return {row["benchmark"]: row["commandline"] for row in rows}
 
 
 def _entries(specs: Sequence[str]) -> list[tuple[str, str]]:
@@ -58,7 +87,7 @@ def _entries(specs: Sequence[str]) -> list[tuple[str, str]]:
             raise ValueError(f"expected LABEL=RESULTS.csv, got {spec!r}")
         if label in (CONTROL, AS_LOADED) or label in dict(entries):
             raise ValueError(f"expected a label per row, got {label!r} twice")
-        if not Path(path).is_file():
+        if not Path(_split_mode(path)[0]).is_file():
             raise ValueError(f"{label}: expected a results CSV, got {path!r} (no such file)")
         entries.append((label, path))
     return entries
@@ -66,20 +95,21 @@ def _entries(specs: Sequence[str]) -> list[tuple[str, str]]:
 
 def measure(
     entries: Sequence[tuple[str, str]], benchmarks: Sequence[str], rounds: int = 4, repetitions: int = 10,
-    sessions: int = 3, confidence: float = 0.95, seed: int = 0, control: bool = True,
+    sessions: int = 3, confidence: float = 0.95, seed: int = 0, control: bool = True, pipeline: str = "full",
 ) -> dict[str, Any]:
     """Measure every (label, results CSV) on ``benchmarks``, after the :data:`CONTROL` and
     :data:`AS_LOADED` rows (with ``control``): per benchmark, ``sessions`` fresh pairs of envs (new services, so new
-    compiles and worker processes), ``rounds`` interleaved rounds each; the report (``show``
-    prints it)."""
+    compiles and worker processes), ``rounds`` interleaved rounds each, every module compiled
+    in ``pipeline`` (``xla.runtime.pipeline``); the report (``show`` prints it)."""
     from leaderboard.agents.runtime.measure import compare_in_sessions
-    from leaderboard.summary import read_results
 
     if rounds < 1 or sessions < 1 or rounds * sessions < 2:
         raise ValueError(f"rounds, sessions: expected >= 1 and 2 rounds in all, got {rounds} and {sessions}")
+    if pipeline not in RUNTIME_PIPELINES:
+        raise ValueError(f"pipeline: expected one of {', '.join(RUNTIME_PIPELINES)}, got {pipeline!r}")
     commandlines: dict[str, dict[str, str]] = {}
     for label, path in entries:
-        by_uri = {s.benchmark: s.commandline for s in read_results([path])}
+        by_uri = read_commandlines(path)
         missing = [uri for uri in benchmarks if uri not in by_uri]
         if missing:
             more = f" and {len(missing) - 1} more" if len(missing) > 1 else ""
@@ -92,7 +122,7 @@ def measure(
         for j, uri in enumerate(benchmarks):
             commandline = commandlines[label][uri] if path else ""
             s = compare_in_sessions(uri, commandline, sessions=sessions, rounds=rounds, baseline=baseline,
-                                    repetitions=repetitions, confidence=confidence, seed=seed)
+                                    repetitions=repetitions, confidence=confidence, seed=seed, pipeline=pipeline)
             per_benchmark.append({"benchmark": uri, "commandline": commandline, **s.to_dict()})
             print(f"[{label} {j + 1}/{len(benchmarks)}] {uri}: {s.speedup:.3f} [{s.low:.3f}, {s.high:.3f}]"
                   f"{' noise' if s.within_noise else ''} ({time.monotonic() - started:.0f} s so far)", file=sys.stderr)
@@ -105,6 +135,7 @@ def measure(
         })
     return {
         "rows": rows, "rounds": rounds, "sessions": sessions, "repetitions": repetitions, "confidence": confidence,
+        "pipeline": pipeline,
         "seed": seed, "seconds": time.monotonic() - started,
         "versions": {"python": platform.python_version(), **{p: version(p) for p in ("jaxlib", "compiler-gym")}},
     }
@@ -121,16 +152,19 @@ def table(report: dict[str, Any]) -> list[str]:
     ]
     for row in report["rows"]:
         g = Aggregate.from_json(row["geomean"])
-        flag = " (too few benchmarks to mean much)" if g.small else ""
+        interval = f" [{g.low:.3f}, {g.high:.3f}]" if g.n > 1 else ""
+        flag = " (one benchmark: no interval over benchmarks)" if g.n < 2 else " (too few benchmarks to mean much)" if g.small else ""
         cells = "; ".join(
             f"{b['benchmark'].split('/')[2].removeprefix('xla-').removesuffix('-v0')} {b['speedup']:.3f} "
             f"[{b['low']:.3f}, {b['high']:.3f}]" for b in row["benchmarks"]
         )
-        lines.append(f"| {row['label']} | {g.n} | {g.value:.3f}x [{g.low:.3f}, {g.high:.3f}]{flag} "
+        lines.append(f"| {row['label']} | {g.n} | {g.value:.3f}x{interval}{flag} "
                      f"| {row['faster']} | {row['slower']} | {cells} |")
     lines += ["", f"- per benchmark {report['sessions']} sessions (fresh pairs of envs) of {report['rounds']} interleaved "
               f"rounds, {report['repetitions']} runs an observation, intervals resampling sessions then rounds; "
-              f"{report['seconds'] / 60:.0f} min, jaxlib {report['versions']['jaxlib']}"]
+              f"{report['seconds'] / 60:.0f} min, jaxlib {report['versions']['jaxlib']}"
+              + ("; every module compiled without XLA's optimizing passes (pipeline agent)"
+                 if report.get("pipeline", "full") == "agent" else "")]
     return lines
 
 
@@ -140,7 +174,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     m = commands.add_parser("measure", help="measure results files; write the report",
                             formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    m.add_argument("entries", nargs="+", metavar="LABEL=RESULTS.csv", help="a row: its label and results file")
+    m.add_argument("entries", nargs="+", metavar="LABEL=RESULTS.csv",
+                   help="a row: its label and results file (a runtime search's CSV as PATH:MODE, its winners in that mode)")
     m.add_argument("--split", default="test", help="split whose benchmarks to sample")
     m.add_argument("--sample", type=int, default=1, help="benchmarks per suite, drawn with --sample-seed (0: the whole split)")
     m.add_argument("--sample-seed", type=int, default=0, help="seed of --sample's draw (the runtime runs' is 0)")
@@ -150,6 +185,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     m.add_argument("--rounds", type=int, default=4, help="interleaved (baseline, agent) rounds per session")
     m.add_argument("--repetitions", type=int, default=10, help="runs per Runtime observation")
     m.add_argument("--seed", type=int, default=0, help="seed of the bootstrap intervals")
+    m.add_argument("--pipeline", default="full", choices=RUNTIME_PIPELINES,
+                   help="how every module compiles (xla.runtime.pipeline): full, XLA's whole CPU pipeline after the passes; "
+                        "agent, without XLA's optimizing passes")
     m.add_argument("--control", action=argparse.BooleanOptionalAction, default=True,
                    help="first the built-in rows: the benchmark as loaded against itself (A/A), and against XLA's default")
     m.add_argument("--out", required=True, help="the JSON report to write")
@@ -170,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not args.benchmarks and args.sample > 0:
             benchmarks = sample_per_suite(benchmarks, args.sample, args.sample_seed)
         report = measure(entries, benchmarks, args.rounds, args.repetitions, args.sessions, seed=args.seed,
-                         control=args.control)
+                         control=args.control, pipeline=args.pipeline)
     except ValueError as e:
         parser.error(str(e))
     report["args"] = vars(args)

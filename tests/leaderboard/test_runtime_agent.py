@@ -695,12 +695,27 @@ def test_runtime_table_measures_results_against_xlas_default(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert main(["show", str(out)]) == 0
     assert capsys.readouterr().out == printed == "\n".join(table(report)) + "\n"
-    assert "(too few benchmarks to mean much)" in printed and "| start | 1 |" in printed
+    assert "(one benchmark: no interval over benchmarks)" in printed and "nan" not in printed
+    assert f"| start | 1 | {report['rows'][2]['geomean']['value']:.3f}x (one" in printed
 
     assert main(["measure", f"start={files['start']}", f"--benchmarks={uri}", "--sessions=1", "--rounds=2",
                  "--repetitions=1", "--no-control", f"--out={out}"]) == 0
     assert [r["label"] for r in json.loads(out.read_text())["rows"]] == ["start"]
+    run_csv = tmp_path / "run.csv"  # a runtime search's CSV (run.py's): a winner per mode
+    run_csv.write_text(f"benchmark,mode,speedup,commandline\n{uri},exhaustive,1.1,cse dce\n{uri},adaptive,1.0,\n")
+    assert main(["measure", f"won={run_csv}:exhaustive", f"--benchmarks={uri}", "--sessions=1", "--rounds=2",
+                 "--repetitions=1", "--no-control", "--pipeline=agent", f"--out={out}"]) == 0
+    report = json.loads(out.read_text())
+    assert report["pipeline"] == "agent" and report["rows"][0]["benchmarks"][0]["commandline"] == "cse dce"
+    assert table(report)[-1].endswith("without XLA's optimizing passes (pipeline agent)")
     capsys.readouterr()
+    run_csv.write_text(f"benchmark,mode,speedup,commandline\n{uri},exhaustive,1.1,cse dce\n")
+    with pytest.raises(SystemExit):
+        main(["measure", f"won={run_csv}:adaptive", f"--benchmarks={uri}", f"--out={out}"])
+    assert "run.csv:adaptive: expected a runtime search's CSV with adaptive rows, got none" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["measure", f"x={files['start']}", f"--benchmarks={uri}", "--pipeline=fast", f"--out={out}"])
+    assert "invalid choice: 'fast'" in capsys.readouterr().err
     with pytest.raises(SystemExit):  # a results file without the benchmark
         main(["measure", f"x={files['start']}", "--benchmarks=benchmark://xla-rnn-v0/gru-lm-l4-h32-s32-b4-infer",
               f"--out={out}"])
@@ -726,7 +741,9 @@ def test_leaderboard_readme_runtime_table_is_the_reports():
     from leaderboard.runtime_table import table
 
     root = Path(__file__).parents[2]
-    report = root / "leaderboard/results/runtime-sample1.json"
-    if not report.is_file():
-        pytest.skip("the runtime table's report is not committed")
-    assert "\n".join(table(json.loads(report.read_text()))) in (root / "leaderboard/README.md").read_text()
+    for report, readme in (("leaderboard/results/runtime-sample1.json", "leaderboard/README.md"),
+                           ("leaderboard/agents/runtime/results/vit-winners-agent-sessions6.json",
+                            "leaderboard/agents/runtime/README.md")):
+        if not (root / report).is_file():
+            pytest.skip(f"{report} is not committed")
+        assert "\n".join(table(json.loads((root / report).read_text()))) in (root / readme).read_text()
