@@ -38,8 +38,7 @@ from typing import Any
 
 from tqdm import tqdm
 
-from leaderboard.agents.arguments import dataclass_parser
-from leaderboard.agents.runtime.proposals import Proposals
+from leaderboard.agents.runtime.proposals import Proposals, parse_proposals
 
 __all__ = ["Args", "main", "markdown", "parse_args", "survey"]
 
@@ -54,10 +53,7 @@ class Args(Proposals):
 
 def parse_args(argv: Sequence[str] | None = None) -> Args:
     """Every field of :class:`Args` as a ``--kebab-case`` flag, its docstring the help."""
-    parser = dataclass_parser(Args, __doc__.splitlines()[0])
-    args = Args(**vars(parser.parse_args(argv)))
-    for problem in args.problems():
-        parser.error(problem)
+    parser, args = parse_proposals(Args, argv, __doc__.splitlines()[0])
     if args.distinct != "module":
         parser.error(f"--distinct: expected module (the survey proposes distinct modules, then counts their executables), got {args.distinct!r}")
     return args

@@ -115,10 +115,11 @@ class RuntimeSearch:
             raise ValueError(f"pipeline must be one of {RUNTIME_PIPELINES}, got {self.pipeline!r}")
         if self.distinct not in DISTINCT:
             raise ValueError(f"distinct must be one of {DISTINCT}, got {self.distinct!r}")
-        missing = missing_paths(result_paths(self.from_results))
+        paths = result_paths(self.from_results)
+        missing = missing_paths(paths)
         if missing:
             raise ValueError(f"from_results: expected results CSVs, got {missing} (no such file)")
-        self._result_orders = read_result_orders(result_paths(self.from_results))
+        self._result_orders = read_result_orders(paths)
         if self.final_sessions * self.final_rounds == 1:
             raise ValueError("final_sessions=1 with final_rounds=1 is one round: expected >= 2 rounds in all")
 

@@ -3,17 +3,22 @@
 :class:`Proposals` is the base of ``run.py``'s and ``executables.py``'s
 argument dataclasses (every field a flag, its docstring the help), so the two
 scripts select the same benchmarks and propose the same candidates from the
-same flags.
+same flags; :func:`parse_proposals` reads one from the command line.
 """
 from __future__ import annotations
 
+import argparse
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from leaderboard.agents.runtime.search import DISTINCT, missing_paths, result_paths
 from xla_service.catalog.schema import RUNTIME_PIPELINES
 from xla_service.env.datasets import SPLITS
 
-__all__ = ["Proposals"]
+__all__ = ["Proposals", "parse_proposals"]
+
+P = TypeVar("P", bound="Proposals")
 
 
 @dataclass
@@ -79,3 +84,15 @@ class Proposals:
         if self.sample > 0:
             uris = sample_per_suite(uris, self.sample, self.sample_seed)
         return uris[: self.max_benchmarks] if self.max_benchmarks > 0 else uris
+
+
+def parse_proposals(cls: type[P], argv: Sequence[str] | None, description: str) -> tuple[argparse.ArgumentParser, P]:
+    """``cls`` (a :class:`Proposals`) from the command line, every field a ``--kebab-case`` flag; exits on
+    any of its :meth:`~Proposals.problems`. The parser is returned for the script's own checks."""
+    from leaderboard.agents.arguments import dataclass_parser
+
+    parser = dataclass_parser(cls, description)
+    args = cls(**vars(parser.parse_args(argv)))
+    for problem in args.problems():
+        parser.error(problem)
+    return parser, args

@@ -34,8 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from leaderboard.agents.arguments import dataclass_parser
-from leaderboard.agents.runtime.proposals import Proposals
+from leaderboard.agents.runtime.proposals import Proposals, parse_proposals
 
 __all__ = ["Args", "main", "parse_args", "run"]
 
@@ -88,10 +87,7 @@ class Args(Proposals):
 
 def parse_args(argv: Sequence[str] | None = None) -> Args:
     """Every field of :class:`Args` as a ``--kebab-case`` flag, its docstring the help."""
-    parser = dataclass_parser(Args, __doc__.splitlines()[0])
-    args = Args(**vars(parser.parse_args(argv)))
-    for problem in args.problems():
-        parser.error(problem)
+    parser, args = parse_proposals(Args, argv, __doc__.splitlines()[0])
     if args.baseline not in ("initial", "default"):
         parser.error(f"--baseline: expected initial or default, got {args.baseline!r}")
     for name in ("budget", "per_round", "repetitions", "baseline_rounds", "final_rounds", "finalists"):
