@@ -73,7 +73,11 @@ def read_commandlines(results: str) -> dict[str, str]:
     if not mode:
         return {s.benchmark: s.commandline for s in read_results([path])}
     with open(path) as f:
-        rows = [row for row in csv.DictReader(f) if row.get("mode") == mode]
+        reader = csv.DictReader(f)
+        missing = [c for c in ("benchmark", "mode", "commandline") if c not in (reader.fieldnames or [])]
+        if missing:
+            raise ValueError(f"{results}: expected a runtime search's CSV (run.py's), got one without columns {missing}")
+        rows = [row for row in reader if row["mode"] == mode]
     if not rows:
         raise ValueError(f"{results}: expected a runtime search's CSV with {mode} rows, got none")
     return {row["benchmark"]: row["commandline"] for row in rows}

@@ -713,6 +713,10 @@ def test_runtime_table_measures_results_against_xlas_default(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["measure", f"won={run_csv}:adaptive", f"--benchmarks={uri}", f"--out={out}"])
     assert "run.csv:adaptive: expected a runtime search's CSV with adaptive rows, got none" in capsys.readouterr().err
+    run_csv.write_text(f"benchmark,mode\n{uri},exhaustive\n")
+    with pytest.raises(SystemExit):
+        main(["measure", f"won={run_csv}:exhaustive", f"--benchmarks={uri}", f"--out={out}"])
+    assert "got one without columns ['commandline']" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["measure", f"x={files['start']}", f"--benchmarks={uri}", "--pipeline=fast", f"--out={out}"])
     assert "invalid choice: 'fast'" in capsys.readouterr().err
