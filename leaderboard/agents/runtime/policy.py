@@ -18,8 +18,10 @@ between compiles). With ``finalists`` > 1 the search's fastest few are first
 re-measured in interleaved rounds in the search's envs, and the fastest wins. ``prior``: an ``.npz``
 of measurements (``run.py --save-measurements``) the adaptive mode's cost
 model starts from. The env is left at the winner's
-sequence (or untouched when no candidate measured faster than the start), so
-its commandline replays the result. With ``require_significant``, the env is
+sequence, so its commandline replays the result; when no candidate measured
+faster than the baseline, the winner is the baseline's module (:meth:`RuntimeSearch.fallback`):
+the env is left untouched (``baseline="initial"``) or at XLA's default order
+replayed (``baseline="default"``). With ``require_significant``, the env is
 also left untouched unless the final measurement shows a speedup outside the
 noise (:func:`measure.within_noise`). ``last`` holds the report of the last call.
 ``pipeline`` sets how modules compile for ``Runtime`` (``xla.runtime.pipeline``);
@@ -46,6 +48,7 @@ from leaderboard.agents.runtime.measure import (
     measure_runtime,
 )
 from leaderboard.agents.runtime.search import (
+    DEFAULT_ORDER,
     DISTINCT,
     Candidate,
     SearchResult,
@@ -178,7 +181,7 @@ class RuntimeSearch:
             )
         search_seconds = time.time() - started
         chosen, finalists = self._choose(base, result)
-        actions = list(candidates[chosen].actions) if chosen >= 0 else []
+        actions = list(candidates[chosen].actions) if chosen >= 0 else self.fallback(base)
         final = self.verify(base, actions, self.final_sessions)
         logger.info(
             "%s: %d candidates, %d measured, speedup %.3f [%.3f, %.3f]%s",
@@ -199,10 +202,15 @@ class RuntimeSearch:
             "rounds": _jsonable_rounds(result),
         }
 
+    def fallback(self, env: CompilerEnv) -> list[int]:
+        """The winner when no candidate beat the baseline: the baseline's own module, so the start module
+        (``baseline="initial"``) or XLA's default order replayed (``baseline="default"``)."""
+        return [] if self.baseline == "initial" else [int(env.action_space[name]) for name in DEFAULT_ORDER]
+
     def _choose(self, base: CompilerEnv, result: SearchResult) -> tuple[int, dict[int, float]]:
         """The winner: the search's best, or with ``finalists > 1`` the best of the
         search's fastest few (those faster than the baseline) re-measured in
-        interleaved rounds. -1: none (the start module)."""
+        interleaved rounds. -1: none (then :meth:`fallback`)."""
         ranked = sorted((i for i in result.measured if result.measured[i] < 0), key=lambda i: (result.measured[i], i))
         if self.finalists < 2 or len(ranked) < 2:
             return result.best, {}
