@@ -262,6 +262,20 @@ runtime)  # Chameleon-style runtime search, (a) exhaustive vs (b) adaptive on th
         "adaptive winner, 4 finalists (1.010)=$R/runtime-sample1-agent-known-finalists4.csv:adaptive" \
         --benchmarks benchmark://xla-vit-v0/vit-l6-d64-h2-p8-i32-b2-adamw-train --pipeline agent --sessions 6 --rounds 2 \
         --repetitions 10 --out $R/vit-winners-agent-sessions6.json
+    # one whole family, the ViT's 8 test benchmarks, XLA's full pipeline (where PPO's ViT module measured faster
+    # than XLA's default beyond noise): the op-count agents' orders as candidates, four finalists, the final
+    # measurement in 3 fresh sessions; then the winners and PPO's modules in 6 fresh sessions each
+    vits=$(ls datasets/xla-vit-v0 | sed -n 's|^\(vit-l6-.*\)\.hlo\.gz$|benchmark://xla-vit-v0/\1|p' | paste -sd, -)
+    $PY -m leaderboard.agents.runtime.run --benchmarks $vits \
+        --candidates 32 --budget 8 --mutate 0.5 --repetitions 10 --final-rounds 4 --baseline default --final-sessions 3 --seed 0 \
+        --pipeline full --distinct executable --finalists 4 --from-results $known,$AGENTS/random_search/results-test.csv \
+        --out $R/runtime-vit8-known-finalists4-sessions3.json
+    $PY -m leaderboard.agents.runtime.plot $R/runtime-vit8-known-finalists4-sessions3.json
+    $PY -m leaderboard.runtime_table measure --benchmarks $vits --sessions 6 --rounds 2 --repetitions 10 \
+        "exhaustive winners=$R/runtime-vit8-known-finalists4-sessions3.csv:exhaustive" \
+        "adaptive winners=$R/runtime-vit8-known-finalists4-sessions3.csv:adaptive" \
+        "MLP PPO (op count), seed 0=$AGENTS/rl/results/ppo-OpCount-seed0-test.csv" \
+        --out $R/vit8-winners-sessions6.json
     ;;
 runtime_table)  # the leaderboard's runtime table on the runtime runs' sample (1 test benchmark per suite): the
     # runtime search through the harness (validated), beside PPO and the default pipeline replayed through

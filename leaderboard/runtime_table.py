@@ -145,6 +145,15 @@ def measure(
     }
 
 
+def _cell_names(uris: list[str]) -> list[str]:
+    """Each benchmark's name in a row: its family (``vit``) where the row has one benchmark per family,
+    else the benchmark's own name (``vit-l6-d64-h2-p8-i32-b2-infer``)."""
+    families = [uri.split("/")[2].removeprefix("xla-").removesuffix("-v0") for uri in uris]
+    if len(set(families)) == len(families):
+        return families
+    return [uri.rstrip("/").rsplit("/", 1)[-1] for uri in uris]
+
+
 def table(report: dict[str, Any]) -> list[str]:
     """The report's Markdown table (a row per results file), then a line on what was measured."""
     if not report.get("rows"):
@@ -158,9 +167,9 @@ def table(report: dict[str, Any]) -> list[str]:
         g = Aggregate.from_json(row["geomean"])
         interval = f" [{g.low:.3f}, {g.high:.3f}]" if g.n > 1 else ""
         flag = " (one benchmark: no interval over benchmarks)" if g.n < 2 else " (too few benchmarks to mean much)" if g.small else ""
+        names = _cell_names([b["benchmark"] for b in row["benchmarks"]])
         cells = "; ".join(
-            f"{b['benchmark'].split('/')[2].removeprefix('xla-').removesuffix('-v0')} {b['speedup']:.3f} "
-            f"[{b['low']:.3f}, {b['high']:.3f}]" for b in row["benchmarks"]
+            f"{name} {b['speedup']:.3f} [{b['low']:.3f}, {b['high']:.3f}]" for name, b in zip(names, row["benchmarks"])
         )
         lines.append(f"| {row['label']} | {g.n} | {g.value:.3f}x{interval}{flag} "
                      f"| {row['faster']} | {row['slower']} | {cells} |")
