@@ -640,7 +640,8 @@ def test_plot_draws_a_report_and_refuses_an_empty_one(tmp_path):
 @pytest.mark.parametrize(
     "report", ["runtime-sample1.json", "runtime-sample1-mutate.json", "runtime-resnet3-mutate.json", "runtime-sample1-agent.json",
                "runtime-sample1-agent-known.json", "runtime-sample1-agent-known-finalists4.json",
-               "runtime-vit1-agent-known-finalists4-sessions3.json", "runtime-vit8-known-finalists4-sessions3.json"]
+               "runtime-vit1-agent-known-finalists4-sessions3.json", "runtime-vit8-known-finalists4-sessions3.json",
+               "runtime-vit4-infer-known-finalists4-sessions3.json"]
 )
 def test_readme_tables_are_the_reports_tables(report):
     import json
@@ -703,6 +704,13 @@ def test_vit_family_run_claims():
     assert sources.pop((first, "exhaustive")) == ["beam", "greedy"]
     assert sources.pop((first, "adaptive")) == ["ppo"]
     assert len(sources) == 6 and not any(sources.values())
+
+    from leaderboard.agents.runtime.search import DEFAULT_ORDER
+
+    with open(report.with_name("runtime-vit4-infer-known-finalists4-sessions3.csv")) as f:
+        again = list(csv.DictReader(f))  # after the fallback fix: no candidate, so XLA's default order wins
+    assert sorted(row["benchmark"] for row in again) == sorted(row["benchmark"] for row in infer)
+    assert all(row["candidates"] == "0" and row["commandline"] == " ".join(DEFAULT_ORDER) for row in again)
 
 
 def test_runtime_table_measures_results_against_xlas_default(tmp_path, capsys):
