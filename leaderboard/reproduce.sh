@@ -277,7 +277,7 @@ runtime)  # Chameleon-style runtime search, (a) exhaustive vs (b) adaptive on th
         "MLP PPO (op count), seed 0=$AGENTS/rl/results/ppo-OpCount-seed0-test.csv" \
         --out $R/vit8-winners-sessions6.json
     # the inference ViTs again, after the fallback fix (no faster candidate: the default order, not the module as loaded)
-    infer=$(ls datasets/xla-vit-v0 | sed -n 's|^\(vit-l6-.*-infer\)\.hlo\.gz$|benchmark://xla-vit-v0/\1|p' | paste -sd, -)
+    infer=$(tr , '\n' <<< "$vits" | grep -e '-infer$' | paste -sd, -)
     $PY -m leaderboard.agents.runtime.run --benchmarks $infer \
         --candidates 32 --budget 8 --mutate 0.5 --repetitions 10 --final-rounds 4 --baseline default --final-sessions 3 --seed 0 \
         --pipeline full --distinct executable --finalists 4 --from-results $known,$AGENTS/random_search/results-test.csv \

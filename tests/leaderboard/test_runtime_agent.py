@@ -684,7 +684,7 @@ def test_vit_family_run_claims():
     import json
     from pathlib import Path
 
-    from leaderboard.agents.runtime.search import read_result_orders, result_paths
+    from leaderboard.agents.runtime.search import DEFAULT_ORDER, read_result_orders, result_paths
 
     root = Path(__file__).parents[2]
     report = root / "leaderboard/agents/runtime/results/runtime-vit8-known-finalists4-sessions3.json"
@@ -704,9 +704,6 @@ def test_vit_family_run_claims():
     assert sources.pop((first, "exhaustive")) == ["beam", "greedy"]
     assert sources.pop((first, "adaptive")) == ["ppo"]
     assert len(sources) == 6 and not any(sources.values())
-
-    from leaderboard.agents.runtime.search import DEFAULT_ORDER
-
     with open(report.with_name("runtime-vit4-infer-known-finalists4-sessions3.csv")) as f:
         again = list(csv.DictReader(f))  # after the fallback fix: no candidate, so XLA's default order wins
     assert sorted(row["benchmark"] for row in again) == sorted(row["benchmark"] for row in infer)

@@ -48,12 +48,12 @@ from leaderboard.agents.runtime.measure import (
     measure_runtime,
 )
 from leaderboard.agents.runtime.search import (
-    DEFAULT_ORDER,
     DISTINCT,
     Candidate,
     SearchResult,
     adaptive,
     baseline_keys,
+    default_actions,
     exhaustive,
     missing_paths,
     orders_from_results,
@@ -205,7 +205,7 @@ class RuntimeSearch:
     def fallback(self, env: CompilerEnv) -> list[int]:
         """The winner when no candidate beat the baseline: the baseline's own module, so the start module
         (``baseline="initial"``) or XLA's default order replayed (``baseline="default"``)."""
-        return [] if self.baseline == "initial" else [int(env.action_space[name]) for name in DEFAULT_ORDER]
+        return [] if self.baseline == "initial" else default_actions(env)
 
     def _choose(self, base: CompilerEnv, result: SearchResult) -> tuple[int, dict[int, float]]:
         """The winner: the search's best, or with ``finalists > 1`` the best of the

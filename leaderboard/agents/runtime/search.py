@@ -48,7 +48,8 @@ from leaderboard.agents.runtime.measure import apply_actions
 from xla_service.catalog.pipelines import DEFAULT_EPILOGUE, DEFAULT_PROLOGUE, DEFAULT_SIMPLIFICATION
 
 __all__ = [
-    "DEFAULT_ORDER", "DISTINCT", "FOCUS", "Candidate", "Measure", "SearchResult", "adaptive", "baseline_keys", "exhaustive",
+    "DEFAULT_ORDER", "DISTINCT", "FOCUS", "Candidate", "Measure", "SearchResult", "adaptive", "baseline_keys", "default_actions",
+    "exhaustive",
     "missing_paths", "mutant", "orders_from_results", "propose", "read_result_orders", "result_paths", "standardize",
 ]
 
@@ -122,7 +123,7 @@ def propose(
         raise ValueError(f"distinct must be one of {DISTINCT}, got {distinct!r}")
     rng = np.random.default_rng(seed)
     focus = [env.action_space[name] for name in FOCUS]
-    default = [env.action_space[name] for name in DEFAULT_ORDER]
+    default = default_actions(env)
     sequences: list[list[int]] = ([default] if include_default else []) + [list(o) for o in orders]
     bases = [default, *sequences[len(sequences) - len(orders):]]
     for _ in range(n * tries_per_candidate - len(sequences)):
@@ -151,6 +152,11 @@ def propose(
         finally:
             fork.close()
     return candidates
+
+
+def default_actions(env: CompilerEnv) -> list[int]:
+    """XLA's default order (:data:`DEFAULT_ORDER`) as env's actions."""
+    return [int(env.action_space[name]) for name in DEFAULT_ORDER]
 
 
 def result_paths(from_results: str) -> list[str]:
