@@ -31,7 +31,8 @@ from compiler_gym.envs import CompilerEnv
 
 from xla_service.env.datasets import SPLITS, split_benchmark_uris
 
-__all__ = ["Policy", "REWARD_SPACE", "Remote", "add_flags", "eval_xla_opcount_policy", "load_policy", "sample_per_suite"]
+__all__ = ["Policy", "REWARD_SPACE", "Remote", "add_flags", "eval_xla_opcount_policy", "load_policy", "sample_per_suite",
+           "select_benchmarks"]
 
 Policy = Callable[[CompilerEnv], None]
 REWARD_SPACE = "OpCount"
@@ -121,14 +122,22 @@ def _shard(text: str) -> tuple[int, int]:
 
 
 def _benchmarks(args: argparse.Namespace) -> list[str]:
-    uris = sorted(split_benchmark_uris(args.split, args.test_dataset))
-    if args.sample > 0:
-        uris = sample_per_suite(uris, args.sample, args.sample_seed)
-    if args.max_benchmarks > 0:
-        uris = uris[: args.max_benchmarks]
+    uris = select_benchmarks(args.split, args.test_dataset, args.sample, args.sample_seed, args.max_benchmarks)
     index, count = args.shard
     uris = uris[index::count]
     return [uri for uri in uris for _ in range(args.n)]
+
+
+def select_benchmarks(
+    split: str, suites: Sequence[str] | None = None, sample: int = 0, sample_seed: int = 0, max_benchmarks: int = 0
+) -> list[str]:
+    """The benchmarks of ``split`` (of ``suites``, or every suite), sorted: ``sample`` of each suite if > 0
+    (:func:`sample_per_suite`), then the first ``max_benchmarks`` if > 0. The harness's selection, which the
+    runtime scripts share."""
+    uris = sorted(split_benchmark_uris(split, list(suites) if suites else None))
+    if sample > 0:
+        uris = sample_per_suite(uris, sample, sample_seed)
+    return uris[:max_benchmarks] if max_benchmarks > 0 else uris
 
 
 def sample_per_suite(uris: Sequence[str], n: int, seed: int) -> list[str]:

@@ -265,19 +265,19 @@ runtime)  # Chameleon-style runtime search, (a) exhaustive vs (b) adaptive on th
     # one whole family, the ViT's 8 test benchmarks, XLA's full pipeline (where PPO's ViT module measured faster
     # than XLA's default beyond noise): the op-count agents' orders as candidates, four finalists, the final
     # measurement in 3 fresh sessions; then the winners and PPO's modules in 6 fresh sessions each
-    vits=$(ls datasets/xla-vit-v0 | sed -n 's|^\(vit-l6-.*\)\.hlo\.gz$|benchmark://xla-vit-v0/\1|p' | paste -sd, -)
-    $PY -m leaderboard.agents.runtime.run --benchmarks $vits \
+    $PY -m leaderboard.agents.runtime.run --datasets xla-vit-v0 --sample 0 \
         --candidates 32 --budget 8 --mutate 0.5 --repetitions 10 --final-rounds 4 --baseline default --final-sessions 3 --seed 0 \
         --pipeline full --distinct executable --finalists 4 --from-results $known,$AGENTS/random_search/results-test.csv \
         --out $R/runtime-vit8-known-finalists4-sessions3.json
     $PY -m leaderboard.agents.runtime.plot $R/runtime-vit8-known-finalists4-sessions3.json
-    $PY -m leaderboard.runtime_table measure --benchmarks $vits --sessions 6 --rounds 2 --repetitions 10 \
+    $PY -m leaderboard.runtime_table measure --datasets xla-vit-v0 --sample 0 --sessions 6 --rounds 2 --repetitions 10 \
         "exhaustive winners=$R/runtime-vit8-known-finalists4-sessions3.csv:exhaustive" \
         "adaptive winners=$R/runtime-vit8-known-finalists4-sessions3.csv:adaptive" \
         "MLP PPO (op count), seed 0=$AGENTS/rl/results/ppo-OpCount-seed0-test.csv" \
         --out $R/vit8-winners-sessions6.json
     # the inference ViTs again, after the fallback fix (no faster candidate: the default order, not the module as loaded)
-    infer=$(tr , '\n' <<< "$vits" | grep -e '-infer$' | paste -sd, -)
+    infer=$($PY -c "from leaderboard.harness import select_benchmarks as s
+print(','.join(u for u in s('test', ['xla-vit-v0']) if u.endswith('-infer')))")
     $PY -m leaderboard.agents.runtime.run --benchmarks $infer \
         --candidates 32 --budget 8 --mutate 0.5 --repetitions 10 --final-rounds 4 --baseline default --final-sessions 3 --seed 0 \
         --pipeline full --distinct executable --finalists 4 --from-results $known,$AGENTS/random_search/results-test.csv \

@@ -190,6 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     m.add_argument("entries", nargs="+", metavar="LABEL=RESULTS.csv",
                    help="a row: its label and results file (a runtime search's CSV as PATH:MODE, its winners in that mode)")
     m.add_argument("--split", default="test", help="split whose benchmarks to sample")
+    m.add_argument("--datasets", default="", help="comma-separated suites, e.g. xla-vit-v0 (empty: every suite)")
     m.add_argument("--sample", type=int, default=1, help="benchmarks per suite, drawn with --sample-seed (0: the whole split)")
     m.add_argument("--sample-seed", type=int, default=0, help="seed of --sample's draw (the runtime runs' is 0)")
     m.add_argument("--benchmarks", default="", help="comma-separated benchmark URIs to measure instead of the sample")
@@ -212,17 +213,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"expected a runtime_table report, got {args.report} (no such file)")
         print("\n".join(table(json.loads(Path(args.report).read_text()))))
         return 0
-    from leaderboard.harness import sample_per_suite
-    from xla_service.env.datasets import split_benchmark_uris
+    from leaderboard.harness import select_benchmarks
 
     try:
         entries = _entries(args.entries)
-        benchmarks = [b for b in args.benchmarks.split(",") if b] or sorted(split_benchmark_uris(args.split, None))
-        if not args.benchmarks and args.sample > 0:
-            benchmarks = sample_per_suite(benchmarks, args.sample, args.sample_seed)
+        suites = [d for d in args.datasets.split(",") if d]
+        benchmarks = ([b for b in args.benchmarks.split(",") if b]
+                      or select_benchmarks(args.split, suites, args.sample, args.sample_seed))
         report = measure(entries, benchmarks, args.rounds, args.repetitions, args.sessions, seed=args.seed,
                          control=args.control, pipeline=args.pipeline)
-    except ValueError as e:
+    except (ValueError, LookupError) as e:
         parser.error(str(e))
     report["args"] = vars(args)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -92,6 +92,19 @@ def test_sample_takes_n_per_suite_deterministically():
     assert any(sample_per_suite(uris, 2, seed=s) != sample for s in range(1, 10))
 
 
+@pytest.mark.parametrize("suites, sample, max_benchmarks", [(["xla-vit-v0"], 0, 0), (None, 1, 0), (["xla-gpt2-v0"], 2, 1)])
+def test_select_benchmarks_is_the_split_of_the_suites_sampled_then_cut(suites, sample, max_benchmarks):
+    from leaderboard.harness import sample_per_suite, select_benchmarks
+    from xla_service.env.datasets import split_benchmark_uris
+
+    chosen = select_benchmarks("test", suites, sample, 0, max_benchmarks)
+    split = sorted(split_benchmark_uris("test", suites))
+    expected = sample_per_suite(split, sample, 0) if sample else split
+    assert chosen == (expected[:max_benchmarks] if max_benchmarks else expected) and chosen
+    if suites:
+        assert all(u.split("/")[2] == suites[0] for u in chosen)
+
+
 def test_shards_split_the_benchmarks_between_them():
     import argparse
 

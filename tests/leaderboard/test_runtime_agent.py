@@ -770,6 +770,9 @@ def test_runtime_table_measures_results_against_xlas_default(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["measure", f"x={files['start']}", f"--benchmarks={uri}", "--pipeline=fast", f"--out={out}"])
     assert "invalid choice: 'fast'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # a suite that is none
+        main(["measure", f"x={files['start']}", "--datasets=xla-nope-v0", f"--out={out}"])
+    assert "xla-nope-v0" in capsys.readouterr().err
     with pytest.raises(SystemExit):  # a results file without the benchmark
         main(["measure", f"x={files['start']}", "--benchmarks=benchmark://xla-rnn-v0/gru-lm-l4-h32-s32-b4-infer",
               f"--out={out}"])

@@ -75,15 +75,12 @@ class Proposals:
 
     def uris(self) -> list[str]:
         """The benchmarks: ``--benchmarks``, else ``--sample`` of each suite's ``--split`` (the first ``--max-benchmarks``)."""
-        from leaderboard.harness import sample_per_suite
-        from xla_service.env.datasets import split_benchmark_uris
+        from leaderboard.harness import select_benchmarks
 
         if self.benchmarks:
             return [u for u in self.benchmarks.split(",") if u]
-        uris = sorted(split_benchmark_uris(self.split, [d for d in self.datasets.split(",") if d] or None))
-        if self.sample > 0:
-            uris = sample_per_suite(uris, self.sample, self.sample_seed)
-        return uris[: self.max_benchmarks] if self.max_benchmarks > 0 else uris
+        suites = [d for d in self.datasets.split(",") if d]
+        return select_benchmarks(self.split, suites, self.sample, self.sample_seed, self.max_benchmarks)
 
 
 def parse_proposals(cls: type[P], argv: Sequence[str] | None, description: str) -> tuple[argparse.ArgumentParser, P]:
