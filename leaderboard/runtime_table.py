@@ -19,11 +19,13 @@ CSV (``agents/runtime/run.py``'s) as ``PATH:MODE``: its winners in that mode
 baseline's too, without XLA's optimizing passes (``xla.runtime.pipeline``), as
 the runtime searches in that pipeline measured them.
 
-Why sessions: a service compiles a module once and its worker processes reuse
-the executable, so every round of one pair of envs shares one compile and one
-set of processes, and the same module measured in two pairs can differ by a few
-percent, more than the rounds of one pair vary. Intervals over the rounds of
-one pair call such differences real; fresh pairs make them part of the noise.
+Why sessions: every round of one pair of envs shares one compile, one set of
+worker processes and one stretch of time, and the same module measured in two
+pairs can differ by several percent, more than the rounds of one pair vary
+(``benchmarks/measure_runtime_noise.py``: so does one executable measured
+against itself in one process, so the machine's interference, more than the
+compile, is what differs). Intervals over the rounds of one pair call such
+differences real; fresh pairs make them part of the noise.
 
 Runtimes need a quiet machine: run nothing else beside a measurement. The first
 two rows (unless ``--no-control``) are built in. A control: the benchmark as

@@ -41,6 +41,9 @@ SCRIPTS = {
     ],
     "check_identical.py": ["RESULT: identical:"],
     "measure_gnn.py": ["network: hidden 64", "whole graph): act", "update", "peak RSS"],
+    "measure_runtime_noise.py": ["twin: the module after", "two services", "one worker, one executable",
+                                 "NOISE RATIO median, one service, one worker / two services:",
+                                 "NOISE RATIO minimum / median, two services:"],
     "measure_generator.py": [
         "valid (generated, loaded, XLA's default pipeline, executed and validated):",
         "structurally distinct:",

@@ -823,3 +823,28 @@ def test_leaderboard_readme_runtime_table_is_the_reports():
         if not (root / report).is_file():
             pytest.skip(f"{report} is not committed")
         assert "\n".join(table(json.loads((root / report).read_text()))) in (root / readme).read_text()
+
+
+def test_noise_table_is_the_committed_outputs():
+    """The runtime README's "Where the noise comes from": every sd is the committed outputs' of
+    benchmarks/measure_runtime_noise.py, and exactly one of their A/A intervals excludes 1.0."""
+    import re
+    from pathlib import Path
+
+    folder = Path(__file__).parents[2] / "leaderboard/agents/runtime"
+    outputs = [(folder / f"results/noise/a-a-run{i}.txt").read_text() for i in (1, 2)]
+    sds: dict[tuple[str, str, int], str] = {}
+    excluding = 0
+    for run, text in enumerate(outputs, 1):
+        for block in text.split("\n== ")[1:]:
+            statistic = "median" if block.startswith("A/A, the median") else "minimum"
+            for line in block.splitlines()[2:]:
+                match = re.match(r"  (.+?)\s{2,}([\d.]+)\s+[\d.]+ \[([\d.]+), ([\d.]+)\]", line)
+                if match:
+                    sds[match[1], statistic, run] = match[2]
+                    excluding += not float(match[3]) <= 1.0 <= float(match[4])
+    assert len(sds) == 16 and excluding == 1
+    readme = (folder / "README.md").read_text()
+    for pairing in ("two services", "one service, its workers", "one service, one worker", "one worker, one executable"):
+        row = " | ".join([pairing] + [sds[pairing, s, r] for s in ("median", "minimum") for r in (1, 2)])
+        assert f"| {row} |" in readme

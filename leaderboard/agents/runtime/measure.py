@@ -13,10 +13,13 @@ XLA's default pipeline, the leaderboard's speedup baseline).
 
 :func:`compare` measures in the envs it is given: one *session*. A service
 compiles a module once and its worker processes reuse the executable, so
-all rounds of a session share one compile and one set of processes, and the
-same module measured in two sessions can differ by a few percent, more than
-the rounds of one session vary. :func:`compare_in_sessions` measures in fresh
-pairs of envs (new services) and makes that spread part of the interval.
+all rounds of a session share one compile and one set of processes.
+:func:`compare_in_sessions` measures in fresh pairs of envs (new services) and
+resamples sessions, so whatever differs between compiles, processes and
+moments is part of the interval. (On the 2-core machine of the committed runs,
+``benchmarks/measure_runtime_noise.py`` found one executable measured against
+itself in one process to vary between sessions about as much as two compiles
+in two services: most of the spread is the machine's own, in time.)
 """
 from __future__ import annotations
 
@@ -121,10 +124,9 @@ def paired_speedup_interval(
     machine. Point estimate: the ratio of the pooled medians.
 
     ``sessions`` (one id per round) says which rounds came from the same pair
-    of envs: a service compiles a module once and its workers reuse the
-    executable, so rounds of one session share its compile and its processes, and
-    two sessions of the same module can differ by a few percent. With it, the
-    bootstrap resamples sessions, then rounds within each (two levels).
+    of envs (rounds of one session share its compiles, its processes and its
+    stretch of time). With it, the bootstrap resamples sessions, then rounds
+    within each (two levels).
     """
     if len(baseline) != len(candidate) or not baseline:
         raise ValueError(f"expected as many rounds a side (>= 1), got {len(baseline)} and {len(candidate)}")
