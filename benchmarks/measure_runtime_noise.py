@@ -106,7 +106,8 @@ def session(pairing: str, uri: str, twin: str, rounds: int, repetitions: int) ->
 
     if pairing == "two services":
         with compiler_gym.make("xla-v0") as a, compiler_gym.make("xla-v0") as b:
-            prepared(a, False), prepared(b, True)
+            prepared(a, False)
+            prepared(b, True)
             return rounds_abba(observe(a, "Runtime"), observe(b, "Runtime"), rounds)
     with compiler_gym.make("xla-v0") as env:
         prepared(env, pairing != "one worker, one executable")
@@ -120,10 +121,11 @@ def _ratio(a: float, b: float) -> str:
 
 
 def t95(n: int) -> float:
-    """Student's t quantile (0.975) for n - 1 degrees of freedom (a table; normal beyond 30)."""
+    """Student's t quantile (0.975) for n - 1 degrees of freedom, n >= 2: from a table, the entry of the
+    largest n it has up to this one (a wider interval between its entries; 2.04 from n = 31 on)."""
     table = {2: 12.71, 3: 4.30, 4: 3.18, 5: 2.78, 6: 2.57, 7: 2.45, 8: 2.36, 9: 2.31, 10: 2.26, 12: 2.20, 15: 2.14,
-             20: 2.09, 30: 2.05}
-    return next((v for k, v in sorted(table.items()) if n <= k), 1.96)
+             20: 2.09, 31: 2.04}
+    return table[max(k for k in table if k <= n)]
 
 
 def main(argv: list[str] | None = None) -> int:
