@@ -275,6 +275,12 @@ runtime)  # Chameleon-style runtime search, (a) exhaustive vs (b) adaptive on th
         "adaptive winners=$R/runtime-vit8-known-finalists4-sessions3.csv:adaptive" \
         "MLP PPO (op count), seed 0=$AGENTS/rl/results/ppo-OpCount-seed0-test.csv" \
         --out $R/vit8-winners-sessions6.json
+    # the same winners and PPO's modules again, 3 sessions of 10 rounds (benchmarks/measure_runtime_noise.py: rounds,
+    # not sessions, average the machine's noise out)
+    $PY -m leaderboard.runtime_table measure --datasets xla-vit-v0 --sample 0 --sessions 3 --rounds 10 --repetitions 10 \
+        --no-control "exhaustive winners=$R/runtime-vit8-known-finalists4-sessions3.csv:exhaustive" \
+        "MLP PPO (op count), seed 0=$AGENTS/rl/results/ppo-OpCount-seed0-test.csv" \
+        --out $R/vit8-winners-sessions3-rounds10.json
     # the inference ViTs again, after the fallback fix (no faster candidate: the default order, not the module as loaded)
     infer=$($PY -c "from leaderboard.harness import select_benchmarks as s
 print(','.join(u for u in s('test', ['xla-vit-v0']) if u.endswith('-infer')))")

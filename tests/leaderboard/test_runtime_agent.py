@@ -819,6 +819,8 @@ def test_leaderboard_readme_runtime_table_is_the_reports():
                            ("leaderboard/agents/runtime/results/vit-winners-agent-sessions6.json",
                             "leaderboard/agents/runtime/README.md"),
                            ("leaderboard/agents/runtime/results/vit8-winners-sessions6.json",
+                            "leaderboard/agents/runtime/README.md"),
+                           ("leaderboard/agents/runtime/results/vit8-winners-sessions3-rounds10.json",
                             "leaderboard/agents/runtime/README.md")):
         if not (root / report).is_file():
             pytest.skip(f"{report} is not committed")
