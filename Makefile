@@ -30,7 +30,7 @@ test: setup
 
 lint: setup
 	$(PY) -m ruff check xla_service tests datasets leaderboard benchmarks
-	$(PY) -m mypy xla_service leaderboard datasets
+	$(PY) -m mypy xla_service leaderboard datasets benchmarks
 
 clean:
 	rm -rf $(VENV)

@@ -243,8 +243,8 @@ def mib(n: float) -> str:
 
 
 def print_rows(rows: Iterable[Sequence[object]], header: Sequence[str]) -> None:
-    rows = [list(map(str, r)) for r in rows]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    cells = [[str(c) for c in r] for r in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h) for i, h in enumerate(header)]
     print("  " + "  ".join(h.ljust(w) for h, w in zip(header, widths)))
-    for r in rows:
+    for r in cells:
         print("  " + "  ".join(c.ljust(w) for c, w in zip(r, widths)))

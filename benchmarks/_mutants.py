@@ -93,15 +93,15 @@ def mutants_of(module: str, text: str) -> Iterator[Mutant]:
             init_line = next((ln for ln in lines[:number] if re.match(rf"^\s*{re.escape(init)} = ", ln)), "")
             c = re.search(r"= (\w+)\[\] constant\(([^)]*)\)", init_line)
             if c:
-                value = {"-inf": 0.0, "inf": 0.0, "0": 1.0, "false": 1.0, "true": 0.0}.get(c[2])
-                if value is None:
+                init_value = {"-inf": 0.0, "inf": 0.0, "0": 1.0, "false": 1.0, "true": 0.0}.get(c[2])
+                if init_value is None:
                     try:
-                        value = float(c[2]) * 2 + 1
+                        init_value = float(c[2]) * 2 + 1
                     except ValueError:
-                        value = None
-                if value is not None:
-                    literal = ("true" if value else "false") if c[1] == "pred" else (
-                        str(int(value)) if c[1][0] in "su" else repr(value))
+                        init_value = None
+                if init_value is not None:
+                    literal = ("true" if init_value else "false") if c[1] == "pred" else (
+                        str(int(init_value)) if c[1][0] in "su" else repr(init_value))
                     fresh = f"mutant_init.{number}"
                     new_operands = list(operands)
                     new_operands[len(operands) // 2] = fresh

@@ -121,7 +121,7 @@ def bench_benchmark(
     # The floor worker follows the same states (with the compile input the engine keeps).
     text = env.observation["Hlo"]
     _, state, _ = floor.timed("load", text)
-    states = {text: state}
+    states: dict[str, Any] = {text: state}
     out["same_results"] = True
     for pass_name, action in zip(sequence, actions):
         before = engine_stats(env)["misses"]

@@ -72,28 +72,17 @@ def find_twin(uri: str) -> str:
                      "expected a benchmark where one does (try another --benchmark)")
 
 
-def rounds_abba(
-    first: Callable[[], np.ndarray], second: Callable[[], np.ndarray], rounds: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """``rounds`` interleaved observations a side, first-goes-first alternating; every run of each side."""
-    a: list[np.ndarray] = []
-    b: list[np.ndarray] = []
-    for i in range(rounds):
-        if i % 2 == 0:
-            a.append(first())
-            b.append(second())
-        else:
-            b.append(second())
-            a.append(first())
-    return np.concatenate(a), np.concatenate(b)
-
-
 def session(pairing: str, uri: str, twin: str, rounds: int, repetitions: int) -> tuple[np.ndarray, np.ndarray]:
     """One fresh session of ``pairing``: the runs of the module as loaded, and of the twin."""
     import compiler_gym
 
+    from leaderboard.agents.runtime.measure import abba
+
     def observe(env, name: str) -> Callable[[], np.ndarray]:
         return lambda: np.asarray(env.observation[name], dtype=np.float64).ravel()
+
+    def both(sides: tuple[list[np.ndarray], list[np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+        return np.concatenate(sides[0]), np.concatenate(sides[1])
 
     def prepared(env, step: bool):
         env.reset(benchmark=uri)
@@ -108,12 +97,12 @@ def session(pairing: str, uri: str, twin: str, rounds: int, repetitions: int) ->
         with compiler_gym.make("xla-v0") as a, compiler_gym.make("xla-v0") as b:
             prepared(a, False)
             prepared(b, True)
-            return rounds_abba(observe(a, "Runtime"), observe(b, "Runtime"), rounds)
+            return both(abba(observe(a, "Runtime"), observe(b, "Runtime"), rounds))
     with compiler_gym.make("xla-v0") as env:
         prepared(env, pairing != "one worker, one executable")
         if pairing == "one worker, one executable":
-            return rounds_abba(observe(env, "Runtime"), observe(env, "Runtime"), rounds)
-        return rounds_abba(observe(env, "RuntimeInitial"), observe(env, "Runtime"), rounds)
+            return both(abba(observe(env, "Runtime"), observe(env, "Runtime"), rounds))
+        return both(abba(observe(env, "RuntimeInitial"), observe(env, "Runtime"), rounds))
 
 
 def _ratio(a: float, b: float) -> str:

@@ -191,7 +191,8 @@ def before_after(module: str, passes: list[str], candidates: int, engine: Engine
 
     _, text = module_text(module)
     original = engine.load(text)
-    states, state = [], original
+    states: list[Any] = []
+    state = original
     for name in passes:
         try:
             state = engine.apply(state, name)

@@ -15,7 +15,9 @@ leaderboard README's, unedited).
 
 A row's results are a ``leaderboard.eval`` results CSV, or a runtime search's
 CSV (``agents/runtime/run.py``'s) as ``PATH:MODE``: its winners in that mode
-(exhaustive or adaptive). ``--pipeline agent`` compiles every module, the
+(exhaustive or adaptive). Several files, comma-separated, make one row: each
+benchmark's module from the last file that has it (a search run again on some
+benchmarks, over an earlier run on all). ``--pipeline agent`` compiles every module, the
 baseline's too, without XLA's optimizing passes (``xla.runtime.pipeline``), as
 the runtime searches in that pipeline measured them.
 
@@ -68,7 +70,13 @@ def _split_mode(results: str) -> tuple[str, str]:
 
 def read_commandlines(results: str) -> dict[str, str]:
     """Benchmark URI -> commandline of ``results``: a ``leaderboard.eval`` results CSV, or
-    ``PATH:MODE``, the winners of a runtime search's CSV (``run.py``'s) in that mode."""
+    ``PATH:MODE``, the winners of a runtime search's CSV (``run.py``'s) in that mode; several,
+    comma-separated, each benchmark's from the last that has it."""
+    if "," in results:
+        merged: dict[str, str] = {}
+        for part in results.split(","):
+            merged.update(read_commandlines(part))
+        return merged
     from leaderboard.summary import read_results
 
     path, mode = _split_mode(results)
@@ -93,8 +101,9 @@ def _entries(specs: Sequence[str]) -> list[tuple[str, str]]:
             raise ValueError(f"expected LABEL=RESULTS.csv, got {spec!r}")
         if label in (CONTROL, AS_LOADED) or label in dict(entries):
             raise ValueError(f"expected a label per row, got {label!r} twice")
-        if not Path(_split_mode(path)[0]).is_file():
-            raise ValueError(f"{label}: expected a results CSV, got {path!r} (no such file)")
+        for part in path.split(","):
+            if not part or not Path(_split_mode(part)[0]).is_file():
+                raise ValueError(f"{label}: expected a results CSV, got {part!r} (no such file)")
         entries.append((label, path))
     return entries
 
@@ -190,7 +199,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     m = commands.add_parser("measure", help="measure results files; write the report",
                             formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     m.add_argument("entries", nargs="+", metavar="LABEL=RESULTS.csv",
-                   help="a row: its label and results file (a runtime search's CSV as PATH:MODE, its winners in that mode)")
+                   help="a row: its label and results file (a runtime search's CSV as PATH:MODE, its winners in that mode; "
+                        "several comma-separated: each benchmark's module from the last file that has it)")
     m.add_argument("--split", default="test", help="split whose benchmarks to sample")
     m.add_argument("--datasets", default="", help="comma-separated suites, e.g. xla-vit-v0 (empty: every suite)")
     m.add_argument("--sample", type=int, default=1, help="benchmarks per suite, drawn with --sample-seed (0: the whole split)")

@@ -253,6 +253,16 @@ def test_compare_interleaves_abba_and_counts_rounds():
         compare(Fake("b", 1e-3), Fake("c", 1e-3), rounds=0)
 
 
+@pytest.mark.parametrize("rounds, expected", [(1, "ab"), (3, "abbaab")])
+def test_abba_alternates_which_side_goes_first(rounds, expected):
+    from leaderboard.agents.runtime.measure import abba
+
+    order: list[str] = []
+    first, second = abba(lambda: order.append("a") or len(order), lambda: order.append("b") or len(order), rounds)
+    assert "".join(order) == expected and len(first) == len(second) == rounds
+    assert [order[i - 1] for i in first] == ["a"] * rounds  # each side's results are its own calls'
+
+
 # -- search on synthetic candidates ----------------------------------------
 
 
@@ -641,7 +651,8 @@ def test_plot_draws_a_report_and_refuses_an_empty_one(tmp_path):
     "report", ["runtime-sample1.json", "runtime-sample1-mutate.json", "runtime-resnet3-mutate.json", "runtime-sample1-agent.json",
                "runtime-sample1-agent-known.json", "runtime-sample1-agent-known-finalists4.json",
                "runtime-vit1-agent-known-finalists4-sessions3.json", "runtime-vit8-known-finalists4-sessions3.json",
-               "runtime-vit4-infer-known-finalists4-sessions3.json"]
+               "runtime-vit4-infer-known-finalists4-sessions3.json", "runtime-vit4-train-candidates96.json",
+               "runtime-vit4-train-candidates64-module.json"]
 )
 def test_readme_tables_are_the_reports_tables(report):
     import json
@@ -708,6 +719,32 @@ def test_vit_family_run_claims():
         again = list(csv.DictReader(f))  # after the fallback fix: no candidate, so XLA's default order wins
     assert sorted(row["benchmark"] for row in again) == sorted(row["benchmark"] for row in infer)
     assert all(row["candidates"] == "0" and row["commandline"] == " ".join(DEFAULT_ORDER) for row in again)
+
+
+@pytest.mark.parametrize("report, exhaustive, adaptive, ratio", [
+    ("runtime-vit4-train-candidates96.json", (85, 115), (32, 48), "2.4"),
+    ("runtime-vit4-train-candidates64-module.json", (250, 322), (32, 48), "6.7"),
+])
+def test_goal1_runs_claims(report, exhaustive, adaptive, ratio):
+    """The README's "Goal 1 with more proposals": candidates and observations per mode, their ratio, and on
+    every benchmark the two modes' final intervals overlapping (an equal speedup within noise)."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).parents[2] / "leaderboard/agents/runtime/results" / report
+    if not path.is_file():
+        pytest.skip(f"{report} is not committed")
+    rows = json.loads(path.read_text())["rows"]
+    spent = {mode: (sum(r["measurements"] for r in rows if r["mode"] == mode),
+                    sum(r["measurements"] + r["baseline_observations"] for r in rows if r["mode"] == mode))
+             for mode in ("exhaustive", "adaptive")}
+    assert spent == {"exhaustive": exhaustive, "adaptive": adaptive}
+    assert f"{exhaustive[1] / adaptive[1]:.1f}" == ratio
+    by_benchmark: dict[str, list[dict]] = {}
+    for r in rows:
+        by_benchmark.setdefault(r["benchmark"], []).append(r)
+    assert len(by_benchmark) == 4
+    assert all(max(a["low"], b["low"]) <= min(a["high"], b["high"]) for a, b in by_benchmark.values())
 
 
 def test_runtime_table_measures_results_against_xlas_default(tmp_path, capsys):
@@ -791,6 +828,22 @@ def test_runtime_table_measures_results_against_xlas_default(tmp_path, capsys):
     assert "expected a runtime_table report" in capsys.readouterr().err
 
 
+def test_runtime_table_row_of_several_files_takes_each_benchmark_from_the_last(tmp_path, capsys):
+    """``a.csv:exhaustive,b.csv:exhaustive``: one row, b's module where b has the benchmark, a's elsewhere."""
+    from leaderboard.runtime_table import main, read_commandlines
+
+    a, b = tmp_path / "a.csv", tmp_path / "b.csv"
+    a.write_text("benchmark,mode,commandline\nu1,exhaustive,p1\nu2,exhaustive,p2\nu2,adaptive,q2\n")
+    b.write_text("benchmark,mode,commandline\nu2,exhaustive,r2\nu3,exhaustive,r3\n")
+    assert read_commandlines(f"{a}:exhaustive,{b}:exhaustive") == {"u1": "p1", "u2": "r2", "u3": "r3"}
+    assert read_commandlines(f"{b}:exhaustive,{a}:exhaustive") == {"u1": "p1", "u2": "p2", "u3": "r3"}
+    assert read_commandlines(f"{a}:adaptive,{b}:exhaustive") == {"u2": "r2", "u3": "r3"}
+    with pytest.raises(SystemExit):  # every file of the row must exist, checked before any env starts
+        main(["measure", f"x={a}:exhaustive,{tmp_path / 'none.csv'}:exhaustive", "--benchmarks=u1",
+              f"--out={tmp_path / 'r.json'}"])
+    assert "x: expected a results CSV, got " in capsys.readouterr().err
+
+
 def test_runtime_table_names_cells_by_family_or_by_benchmark():
     """One benchmark per family: cells say the family; several of one family (a family's run): the benchmark."""
     from leaderboard.runtime_table import table
@@ -821,6 +874,8 @@ def test_leaderboard_readme_runtime_table_is_the_reports():
                            ("leaderboard/agents/runtime/results/vit8-winners-sessions6.json",
                             "leaderboard/agents/runtime/README.md"),
                            ("leaderboard/agents/runtime/results/vit8-winners-sessions3-rounds10.json",
+                            "leaderboard/agents/runtime/README.md"),
+                           ("leaderboard/agents/runtime/results/vit8-winners-control-sessions3-rounds10.json",
                             "leaderboard/agents/runtime/README.md")):
         if not (root / report).is_file():
             pytest.skip(f"{report} is not committed")

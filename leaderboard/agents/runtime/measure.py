@@ -23,9 +23,9 @@ in two services: most of the spread is the machine's own, in time.)
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 from compiler_gym.envs import CompilerEnv
@@ -33,6 +33,7 @@ from compiler_gym.envs import CompilerEnv
 __all__ = [
     "BASELINES",
     "Speedup",
+    "abba",
     "apply_actions",
     "compare",
     "compare_in_sessions",
@@ -46,6 +47,7 @@ __all__ = [
 ]
 
 BASELINES = ("initial", "default")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -209,22 +211,28 @@ def compare(
     return paired_speedup_interval(b, c, confidence=confidence, seed=seed, tolerance=tolerance)
 
 
+def abba(first: Callable[[], T], second: Callable[[], T], rounds: int) -> tuple[list[T], list[T]]:
+    """``rounds`` calls of each, (first's, second's), in ABBA order: which goes first alternates
+    (first, second, second, first, ...), so a linear drift of the machine falls on both alike."""
+    if rounds < 1:
+        raise ValueError(f"rounds must be >= 1, got {rounds}")
+    a: list[T] = []
+    b: list[T] = []
+    for i in range(rounds):
+        if i % 2 == 0:
+            a.append(first())
+            b.append(second())
+        else:
+            b.append(second())
+            a.append(first())
+    return a, b
+
+
 def interleaved(
     base: CompilerEnv, candidate: CompilerEnv, rounds: int, baseline: str = "initial"
 ) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """:func:`compare`'s ``rounds`` observations a side, (baseline's, candidate's), in ABBA order."""
-    if rounds < 1:
-        raise ValueError(f"rounds must be >= 1, got {rounds}")
-    b: list[np.ndarray] = []
-    c: list[np.ndarray] = []
-    for i in range(rounds):  # ABBA: which side goes first alternates, cancelling linear drifts
-        if i % 2 == 0:
-            b.append(measure_runtime(base, baseline))
-            c.append(measure_runtime(candidate, "initial"))
-        else:
-            c.append(measure_runtime(candidate, "initial"))
-            b.append(measure_runtime(base, baseline))
-    return b, c
+    return abba(lambda: measure_runtime(base, baseline), lambda: measure_runtime(candidate, "initial"), rounds)
 
 
 def compare_in_sessions(
