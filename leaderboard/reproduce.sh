@@ -281,6 +281,20 @@ runtime)  # Chameleon-style runtime search, (a) exhaustive vs (b) adaptive on th
         --no-control "exhaustive winners=$R/runtime-vit8-known-finalists4-sessions3.csv:exhaustive" \
         "MLP PPO (op count), seed 0=$AGENTS/rl/results/ppo-OpCount-seed0-test.csv" \
         --out $R/vit8-winners-sessions3-rounds10.json
+    # the same with the control rows (A/A, as loaded) and the adaptive winners
+    $PY -m leaderboard.runtime_table measure --datasets xla-vit-v0 --sample 0 --sessions 3 --rounds 10 --repetitions 10 \
+        "exhaustive winners=$R/runtime-vit8-known-finalists4-sessions3.csv:exhaustive" \
+        "adaptive winners=$R/runtime-vit8-known-finalists4-sessions3.csv:adaptive" \
+        "MLP PPO (op count), seed 0=$AGENTS/rl/results/ppo-OpCount-seed0-test.csv" \
+        --out $R/vit8-winners-control-sessions3-rounds10.json
+    # goal 1 with a larger pool: 96 proposals a training ViT, the adaptive mode's budget still 8, one finalist
+    train=$($PY -c "from leaderboard.harness import select_benchmarks as s
+print(','.join(u for u in s('test', ['xla-vit-v0']) if u.endswith('-train')))")
+    $PY -m leaderboard.agents.runtime.run --benchmarks $train \
+        --candidates 96 --budget 8 --mutate 0.5 --repetitions 10 --final-rounds 10 --baseline default --final-sessions 3 --seed 0 \
+        --pipeline full --distinct executable --finalists 1 --from-results $known,$AGENTS/random_search/results-test.csv \
+        --out $R/runtime-vit4-train-candidates96.json
+    $PY -m leaderboard.agents.runtime.plot $R/runtime-vit4-train-candidates96.json
     # the inference ViTs again, after the fallback fix (no faster candidate: the default order, not the module as loaded)
     infer=$($PY -c "from leaderboard.harness import select_benchmarks as s
 print(','.join(u for u in s('test', ['xla-vit-v0']) if u.endswith('-infer')))")
