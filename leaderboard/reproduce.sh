@@ -287,7 +287,8 @@ runtime)  # Chameleon-style runtime search, (a) exhaustive vs (b) adaptive on th
         "adaptive winners=$R/runtime-vit8-known-finalists4-sessions3.csv:adaptive" \
         "MLP PPO (op count), seed 0=$AGENTS/rl/results/ppo-OpCount-seed0-test.csv" \
         --out $R/vit8-winners-control-sessions3-rounds10.json
-    # goal 1 with a larger pool: 96 proposals a training ViT, the adaptive mode's budget still 8, one finalist
+    # goal 1 with a larger pool: up to 96 candidates a training ViT (by executable), the adaptive mode's budget still 8,
+    # one finalist; then up to 64 told apart by module (the exhaustive mode measures every proposed module)
     train=$($PY -c "from leaderboard.harness import select_benchmarks as s
 print(','.join(u for u in s('test', ['xla-vit-v0']) if u.endswith('-train')))")
     $PY -m leaderboard.agents.runtime.run --benchmarks $train \
@@ -295,6 +296,11 @@ print(','.join(u for u in s('test', ['xla-vit-v0']) if u.endswith('-train')))")
         --pipeline full --distinct executable --finalists 1 --from-results $known,$AGENTS/random_search/results-test.csv \
         --out $R/runtime-vit4-train-candidates96.json
     $PY -m leaderboard.agents.runtime.plot $R/runtime-vit4-train-candidates96.json
+    $PY -m leaderboard.agents.runtime.run --benchmarks $train \
+        --candidates 64 --budget 8 --mutate 0.5 --repetitions 10 --final-rounds 10 --baseline default --final-sessions 3 --seed 0 \
+        --pipeline full --distinct module --finalists 1 --from-results $known,$AGENTS/random_search/results-test.csv \
+        --out $R/runtime-vit4-train-candidates64-module.json
+    $PY -m leaderboard.agents.runtime.plot $R/runtime-vit4-train-candidates64-module.json
     # the inference ViTs again, after the fallback fix (no faster candidate: the default order, not the module as loaded)
     infer=$($PY -c "from leaderboard.harness import select_benchmarks as s
 print(','.join(u for u in s('test', ['xla-vit-v0']) if u.endswith('-infer')))")
