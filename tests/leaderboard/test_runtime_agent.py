@@ -5,6 +5,7 @@ Tiny budgets: a 20-instruction module, 2 runs per Runtime observation.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,6 +20,18 @@ from leaderboard.agents.runtime.cost_model import (
 from leaderboard.agents.runtime.kmeans import kmeans, representatives
 from leaderboard.agents.runtime.measure import speedup_interval, within_noise
 from leaderboard.agents.runtime.search import Candidate, adaptive, exhaustive
+
+#: The runtime agent's folder: its README and its committed results.
+AGENT = Path(__file__).parents[2] / "leaderboard/agents/runtime"
+
+
+def committed(name: str) -> Path:
+    """``results/name`` of the runtime agent, or the test skipped if it is not committed."""
+    path = AGENT / "results" / name
+    if not path.is_file():
+        pytest.skip(f"{name} is not committed")
+    return path
+
 
 #: A module on which many passes (cse, algsimp, dce, transpose-folding,
 #: tuple-simplifier, ...) have something to do: many distinct candidates.
@@ -625,7 +638,6 @@ def test_script_flags_show_defaults_and_reject_bad_values(capsys):
 
 def test_plot_draws_a_report_and_refuses_an_empty_one(tmp_path):
     import json
-    from pathlib import Path
 
     from leaderboard.agents.runtime.plot import main, plot
 
@@ -656,15 +668,11 @@ def test_plot_draws_a_report_and_refuses_an_empty_one(tmp_path):
 )
 def test_readme_tables_are_the_reports_tables(report):
     import json
-    from pathlib import Path
 
     from leaderboard.agents.runtime.plot import table
 
-    folder = Path(__file__).parents[2] / "leaderboard/agents/runtime"
-    if not (folder / "results" / report).is_file():
-        pytest.skip(f"{report} is not committed")
-    lines = table(json.loads((folder / "results" / report).read_text()))
-    assert "\n".join(lines) in (folder / "README.md").read_text()
+    lines = table(json.loads(committed(report).read_text()))
+    assert "\n".join(lines) in (AGENT / "README.md").read_text()
     assert lines[-1].startswith("- adaptive: ") and "beyond noise" in lines[-1]
 
 
@@ -672,14 +680,11 @@ def test_no_winner_of_the_known_orders_run_is_a_known_order():
     """The README's claim about runtime-sample1-agent-known: the op-count agents' orders were candidates, none won."""
     import csv
     import json
-    from pathlib import Path
 
     from leaderboard.agents.runtime.search import read_result_orders, result_paths
 
     root = Path(__file__).parents[2]
-    report = root / "leaderboard/agents/runtime/results/runtime-sample1-agent-known.json"
-    if not report.is_file():
-        pytest.skip("runtime-sample1-agent-known.json is not committed")
+    report = committed("runtime-sample1-agent-known.json")
     known = read_result_orders([str(root / p) for p in result_paths(json.loads(report.read_text())["args"]["from_results"])])
     with open(report.with_suffix(".csv")) as f:
         rows = list(csv.DictReader(f))
@@ -693,14 +698,11 @@ def test_vit_family_run_claims():
     winners only those of the first benchmark are op-count agents' orders (greedy's and beam's, PPO's)."""
     import csv
     import json
-    from pathlib import Path
 
     from leaderboard.agents.runtime.search import DEFAULT_ORDER, read_result_orders, result_paths
 
     root = Path(__file__).parents[2]
-    report = root / "leaderboard/agents/runtime/results/runtime-vit8-known-finalists4-sessions3.json"
-    if not report.is_file():
-        pytest.skip("runtime-vit8-known-finalists4-sessions3.json is not committed")
+    report = committed("runtime-vit8-known-finalists4-sessions3.json")
     paths = result_paths(json.loads(report.read_text())["args"]["from_results"])
     orders = {Path(p).parent.name if "rl" not in p else "ppo": read_result_orders([str(root / p)]) for p in paths}
     with open(report.with_suffix(".csv")) as f:
@@ -729,12 +731,8 @@ def test_goal1_runs_claims(report, exhaustive, adaptive, ratio):
     """The README's "Goal 1 with more proposals": candidates and observations per mode, their ratio, and on
     every benchmark the two modes' final intervals overlapping (an equal speedup within noise)."""
     import json
-    from pathlib import Path
 
-    path = Path(__file__).parents[2] / "leaderboard/agents/runtime/results" / report
-    if not path.is_file():
-        pytest.skip(f"{report} is not committed")
-    rows = json.loads(path.read_text())["rows"]
+    rows = json.loads(committed(report).read_text())["rows"]
     spent = {mode: (sum(r["measurements"] for r in rows if r["mode"] == mode),
                     sum(r["measurements"] + r["baseline_observations"] for r in rows if r["mode"] == mode))
              for mode in ("exhaustive", "adaptive")}
@@ -863,7 +861,6 @@ def test_runtime_table_names_cells_by_family_or_by_benchmark():
 
 def test_leaderboard_readme_runtime_table_is_the_reports():
     import json
-    from pathlib import Path
 
     from leaderboard.runtime_table import table
 
@@ -887,10 +884,8 @@ def test_noise_tables_are_the_committed_outputs(runs, excluding):
     """The runtime README's "Where the noise comes from": every sd is the committed outputs' of
     benchmarks/measure_runtime_noise.py (2 rounds a side, then 10), and as many A/A intervals exclude 1.0 as it says."""
     import re
-    from pathlib import Path
 
-    folder = Path(__file__).parents[2] / "leaderboard/agents/runtime"
-    outputs = [(folder / f"results/noise/{runs}{i}.txt").read_text() for i in (1, 2)]
+    outputs = [(AGENT / f"results/noise/{runs}{i}.txt").read_text() for i in (1, 2)]
     sds: dict[tuple[str, str, int], str] = {}
     excluded = 0
     for run, text in enumerate(outputs, 1):
@@ -902,7 +897,7 @@ def test_noise_tables_are_the_committed_outputs(runs, excluding):
                     sds[match[1], statistic, run] = match[2]
                     excluded += not float(match[3]) <= 1.0 <= float(match[4])
     assert len(sds) == 16 and excluded == excluding
-    readme = (folder / "README.md").read_text()
+    readme = (AGENT / "README.md").read_text()
     for pairing in ("two services", "one service, its workers", "one service, one worker", "one worker, one executable"):
         row = " | ".join([pairing] + [sds[pairing, s, r] for s in ("median", "minimum") for r in (1, 2)])
         assert f"| {row} |" in readme
