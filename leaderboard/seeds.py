@@ -37,7 +37,7 @@ from typing import NamedTuple
 from leaderboard.metrics import geomean, mean
 from leaderboard.summary import agent_op_count, family, final_op_counts, op_counts, read_results
 
-__all__ = ["Cell", "PRESETS", "Preset", "TEST", "HELDOUT", "across_seeds", "columns", "main", "markdown", "run_of", "score_table", "seed_of", "validated"]
+__all__ = ["Cell", "PRESETS", "Preset", "TEST", "HELDOUT", "across_seeds", "baseline_counts", "columns", "main", "markdown", "parse_rows", "run_of", "score_table", "seed_of", "validated"]
 
 TEST = "test split"
 HELDOUT = "held-out"
@@ -121,8 +121,10 @@ PRESETS: dict[str, Preset] = {
             *_world_model("world model", "wm-xla-gpt2-v0"),
             *_world_model("world model + lookahead", "wm-xla-gpt2-v0-lookahead"),
             ("world model + score plan, 750 real steps", f"{_WM}/wm-xla-gpt2-v0-score-steps750-seed*-test.csv"),
+            *((f"MLP PPO, {n:,} steps", f"{_RESULTS}/steps/ppo-OpCount-steps{n}-seed*-test.csv") for n in (1000, 2000)),
             ("MLP PPO, 4,000 steps", f"{_RESULTS}/ppo-OpCount-seed*-test.csv"),
             ("six families: world model + score plan, 750 real steps", f"{_WM}/wm-six-score-steps750-seed*.csv"),
+            *((f"six families: MLP PPO, {n:,} steps", f"{_RESULTS}/steps/six-ppo-steps{n}-seed*-test.csv") for n in (1000, 2000)),
             ("six families: MLP PPO, 4,000 steps", f"{_GENERALIZE}/six-ppo-seed*.csv"),
         ),
         "The world model by real env steps, beside the MLP PPO (GPT-2 train split, or the six where named)",
@@ -207,6 +209,25 @@ def _ratios(paths: Sequence[str], baseline: dict[str, float]) -> dict[str, float
             raise LookupError(f"{state.benchmark} is in no baseline file: add the baseline of its split")
         out[state.benchmark] = baseline[state.benchmark] / max(agent_op_count(state, *counts[state.benchmark]), 1.0)
     return out
+
+
+def parse_rows(items: Sequence[str]) -> dict[str, list[str]]:
+    """``LABEL=GLOB[,GLOB...]`` items -> label -> the results files they match, sorted."""
+    rows: dict[str, list[str]] = {}
+    for item in items:
+        if "=" not in item:
+            raise ValueError(f"expected LABEL=GLOB, got {item!r}")
+        label, pattern = item.split("=", 1)
+        rows[label] = sorted({path for part in pattern.split(",") for path in glob.glob(part)})
+    return rows
+
+
+def baseline_counts(paths: Sequence[str]) -> dict[str, float]:
+    """Benchmark -> the final op count of the baseline results files at ``paths`` (later files win)."""
+    baseline: dict[str, float] = {}
+    for path in paths:
+        baseline.update(final_op_counts(read_results([path])))
+    return baseline
 
 
 def score_table(rows: Mapping[str, Sequence[str]], baseline: dict[str, float]) -> dict[str, dict[str, Cell]]:
@@ -294,16 +315,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         title = title or preset.title
     if not items or not baselines:
         parser.error("expected rows (LABEL=GLOB) and --baseline, or --preset")
-    rows: dict[str, list[str]] = {}
-    for item in items:
-        if "=" not in item:
-            parser.error(f"expected LABEL=GLOB, got {item!r}")
-        label, pattern = item.split("=", 1)
-        rows[label] = sorted({path for part in pattern.split(",") for path in glob.glob(part)})
-    baseline: dict[str, float] = {}
-    for path in baselines:
-        baseline.update(final_op_counts(read_results([path])))
-    table = score_table(rows, baseline)
+    try:
+        rows = parse_rows(items)
+    except ValueError as error:
+        parser.error(str(error))
+    table = score_table(rows, baseline_counts(baselines))
     print("\n".join(markdown(table, {label: validated(paths) for label, paths in rows.items()})))
     if args.figure:
         _figure(table, args.figure, title or "Across training seeds")

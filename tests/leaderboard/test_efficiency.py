@@ -1,0 +1,101 @@
+"""leaderboard.efficiency: score against real env steps, and the steps an agent needs to reach a target."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from leaderboard.efficiency import Point, curves, main, reached, steps_of
+from leaderboard.seeds import TEST, Cell
+from tests.leaderboard.test_seeds import GPT2, _write
+
+NAN = math.nan
+
+
+@pytest.mark.parametrize(
+    "label, parsed",
+    [
+        ("MLP PPO, 4,000 steps", ("MLP PPO", 4000)),
+        ("world model + lookahead, 750 real steps", ("world model + lookahead", 750)),
+        ("six families: MLP PPO, 20000 env steps", ("six families: MLP PPO", 20000)),
+        ("greedy search", None),
+        ("PPO, steps", None),
+    ],
+)
+def test_steps_of_reads_the_budget_at_the_end_of_a_label(label, parsed):
+    assert steps_of(label) == parsed
+
+
+def _cell(m: float, low: float = NAN, high: float = NAN, seeds: int = 3) -> Cell:
+    return Cell(m, low, high, seeds)
+
+
+def test_curves_group_an_agents_budgets_fewest_steps_first_and_leave_out_empty_rows():
+    table = {
+        "A, 2,000 steps": {TEST: _cell(1.02)},
+        "A, 750 real steps": {TEST: _cell(1.00)},
+        "A, 4,000 steps": {TEST: _cell(NAN, seeds=0)},  # no whole seed yet
+        "B": {TEST: _cell(1.05)},  # no budget in its label
+    }
+    assert curves(table) == {"A": [Point(750, table["A, 750 real steps"][TEST]), Point(2000, table["A, 2,000 steps"][TEST])]}
+
+
+TARGET = _cell(1.031, 1.025, 1.037)
+
+
+@pytest.mark.parametrize(
+    "points, expected",
+    [
+        ([(750, _cell(1.00, 0.97, 1.02)), (2000, _cell(1.03, 1.02, 1.04))], (None, 2000)),  # 1.030 < 1.031: mean not reached
+        ([(750, _cell(1.00, 0.97, 1.026)), (2000, _cell(1.04, 1.03, 1.05))], (2000, 750)),  # 1.026 reaches into [1.025, ...]
+        ([(750, _cell(1.031))], (750, 750)),  # one seed: its mean, inside the target's interval
+        ([(750, _cell(1.05, 1.045, 1.055))], (750, None)),  # above the target's interval
+        ([], (None, None)),
+    ],
+)
+def test_reached_is_the_fewest_steps_at_the_mean_and_into_the_interval(points, expected):
+    assert reached([Point(s, c) for s, c in points], TARGET) == expected
+
+
+def test_reached_against_a_target_of_one_seed_asks_for_its_mean_inside_the_interval():
+    one = _cell(1.031)
+    assert reached([Point(750, _cell(1.00, 0.97, 1.03))], one) == (None, None)
+    assert reached([Point(750, _cell(1.00, 0.97, 1.04))], one) == (None, 750)
+
+
+def test_main_reports_steps_to_the_target_against_its_own_agents_and_draws_the_figure(tmp_path, capsys):
+    base = _write(tmp_path / "base.csv", {GPT2: 100})
+    for seed, (early, late) in enumerate([(100, 90), (98, 92), (99, 91)]):
+        _write(tmp_path / f"a-steps1000-seed{seed}-test.csv", {GPT2: early})
+        _write(tmp_path / f"a-steps2000-seed{seed}-test.csv", {GPT2: late})  # A's final score, at half its steps
+        _write(tmp_path / f"a-seed{seed}-test.csv", {GPT2: late})
+        _write(tmp_path / f"m-seed{seed}-test.csv", {GPT2: late + 1})
+    rows = [f"A, 1,000 steps={tmp_path}/a-steps1000-seed*.csv", f"A, 2,000 steps={tmp_path}/a-steps2000-seed*.csv",
+            f"A, 4,000 steps={tmp_path}/a-seed*.csv", f"M, 400 real steps={tmp_path}/m-seed*.csv"]
+    figure = tmp_path / "steps.png"
+    assert main(["--baseline", base, *rows, "--target", "A, 4,000 steps", "--figure", str(figure)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("Target: A, 4,000 steps, 1.099x [")
+    assert "A itself reaches that mean from 2,000 steps and overlaps that interval from 2,000" in out
+    line = {row.split(" | ")[0]: row for row in out.splitlines() if row.startswith("| A |") or row.startswith("| M |")}
+    assert line["| A"] == "| A | 1,000, 2,000, 4,000 | 1.099x at 2,000 | 2,000 | 1.0x | 2,000 | 1.0x |"
+    assert line["| M"] == "| M | 400 | 1.087x at 400 | not reached | - | 400 | 5.0x |"  # against A's 2,000, not 4,000
+    assert figure.stat().st_size > 0
+    with pytest.raises(SystemExit):
+        main(["--baseline", base, *rows, "--target", "A 4000"])
+    assert "did you mean 'A, 4,000 steps'?" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--baseline", base, *rows])
+    assert "at least one --target" in capsys.readouterr().err
+
+
+def test_the_world_model_readme_holds_the_efficiency_output(capsys):
+    """agents/world_model/README.md's steps-to-target tables are the committed results', unedited."""
+    from pathlib import Path
+
+    readme = (Path(__file__).parents[2] / "leaderboard" / "agents" / "world_model" / "README.md").read_text()
+    assert main(["--preset", "world_model", "--target", "MLP PPO, 4,000 steps", "--target", "six families: MLP PPO, 4,000 steps"]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("|", "Target:"))]
+    assert sum(line.startswith("Target:") for line in lines) == 2
+    missing = [line for line in lines if line not in readme]
+    assert not missing, f"README lacks `python -m leaderboard.efficiency --preset world_model ...` lines: {missing[:2]}"
