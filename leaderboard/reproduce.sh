@@ -21,7 +21,7 @@
 #   bash leaderboard/reproduce.sh world_model  # world model + controller: 3 seeds (GPT-2 train split), full test split
 #   bash leaderboard/reproduce.sh world_model_plans  # its planners compared on the validation split (750-step models: GPT-2, six splits)
 #   bash leaderboard/reproduce.sh world_model_six  # the world model trained on the six train splits, 750 real steps, 3 seeds
-#   bash leaderboard/reproduce.sh ppo_steps  # PPO's own checkpoints (1,000, 2,000 steps; GPT-2, six splits) on the test split: score vs steps
+#   bash leaderboard/reproduce.sh ppo_steps  # PPO's own checkpoints (1,000, 2,000 steps; GPT-2, six splits; six: 3,000) on the test split: score vs steps
 #
 # A second argument keeps only the jobs whose name contains it, e.g.
 # `reproduce.sh train a2c` or `reproduce.sh search greedy` (to run jobs side by side).
@@ -452,11 +452,12 @@ world_model_six)  # the world model trained on all six train splits, 750 real st
     $PY -m leaderboard.seeds --preset world_model --figure leaderboard/figures/world_model.png
     ;;
 ppo_steps)  # the MLP PPO at fewer env steps: the generalize stage's PPO runs (GPT-2, six train splits) act with
-    # their 1,000- and 2,000-step checkpoints on the full test split, each validated; then every agent's score
+    # their 1,000- and 2,000-step checkpoints (six splits: and 3,000) on the full test split, each validated; then every agent's score
     # against the real env steps it trained with, and the steps each needs to reach PPO's 4,000-step score
-    for steps in 1000 2000; do
+    for steps in 1000 2000 3000; do
         for seed in 0 1 2; do
             for set in gpt2 six; do
+                [[ $set == gpt2 && $steps == 3000 ]] && continue  # 3,000 only where 2,000 came close (six splits)
                 run=$RUNS/ppo-OpCount-seed$seed results=$AGENTS/rl/results/steps/ppo-OpCount-steps$steps-seed$seed-test.csv
                 [[ $set == six ]] && run=$RUNS/generalize/six/ppo-OpCount-seed$seed \
                     results=$AGENTS/rl/results/steps/six-ppo-steps$steps-seed$seed-test.csv
