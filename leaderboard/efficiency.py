@@ -14,7 +14,8 @@ which each agent's mean reaches the target's mean, and the fewest at which its
 interval overlaps the target's (the scores can not be told apart), each with how
 many times fewer steps that is than the target's own agent needed on the same
 criterion: its curve may reach its own final score before its final budget
-(PPO at 2,000 steps as at 4,000), and then the saving is counted against that.
+(e.g. PPO on the six train splits at 3,000 steps as at 4,000), and then the
+saving is counted against that.
 An agent's budgets are the ones it was scored at: "from 1,000" means not at the
 budget below it that was scored, not that 999 steps would fall short.
 """
@@ -30,7 +31,7 @@ from typing import NamedTuple
 
 from leaderboard.seeds import PRESETS, TEST, Cell, baseline_counts, parse_rows, score_table
 
-__all__ = ["Point", "curves", "main", "reached", "steps_of"]
+__all__ = ["Point", "curves", "figure", "main", "reached", "report", "steps_of"]
 
 _BUDGET = re.compile(r"^(?P<agent>.+), (?P<steps>\d[\d,]*) (?:real |env )?steps$")
 
@@ -61,9 +62,12 @@ def reached(points: Sequence[Point], target: Cell) -> tuple[int | None, int | No
     reaches into ``target``'s (a point without an interval: its mean inside the target's)."""
     by_mean = next((p.steps for p in points if p.cell.mean >= target.mean), None)
 
+    def bounds(cell: Cell) -> tuple[float, float]:  # one seed: no interval, its mean alone
+        return (cell.mean, cell.mean) if math.isnan(cell.low) else (cell.low, cell.high)
+
     def overlaps(cell: Cell) -> bool:
-        low, high = (cell.mean, cell.mean) if math.isnan(cell.low) else (cell.low, cell.high)
-        return high >= target.low and low <= target.high if not math.isnan(target.low) else low <= target.mean <= high
+        (low, high), (target_low, target_high) = bounds(cell), bounds(target)
+        return high >= target_low and low <= target_high
 
     by_interval = next((p.steps for p in points if overlaps(p.cell)), None)
     return by_mean, by_interval
