@@ -161,7 +161,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     baselines, items = list(args.baseline), list(args.rows)
     if args.preset:
         baselines = [*PRESETS[args.preset].baselines, *baselines]
-        items = [f"{label}={pattern}" for label, pattern in PRESETS[args.preset].rows] + items
+        items = PRESETS[args.preset].items() + items
     if not items or not baselines or not args.target:
         parser.error("expected rows (LABEL=GLOB) and --baseline, or --preset; and at least one --target")
     try:

@@ -54,6 +54,10 @@ class Preset(NamedTuple):
     rows: tuple[tuple[str, str], ...]
     title: str
 
+    def items(self) -> list[str]:
+        """Its rows as ``LABEL=GLOB`` items, as the command line takes them."""
+        return [f"{label}={pattern}" for label, pattern in self.rows]
+
 
 _AGENTS = Path(__file__).parent / "agents"
 _RESULTS, _GENERALIZE, _GNN = _AGENTS / "rl" / "results", _AGENTS / "rl" / "results" / "generalize", _AGENTS / "gnn" / "results"
@@ -311,7 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.preset:
         preset = PRESETS[args.preset]
         baselines = [*preset.baselines, *baselines]
-        items = [f"{label}={pattern}" for label, pattern in preset.rows] + items
+        items = preset.items() + items
         title = title or preset.title
     if not items or not baselines:
         parser.error("expected rows (LABEL=GLOB) and --baseline, or --preset")
