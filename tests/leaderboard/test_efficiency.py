@@ -7,7 +7,7 @@ import pytest
 
 from leaderboard.efficiency import Point, curves, main, reached, steps_of
 from leaderboard.seeds import TEST, Cell
-from tests.leaderboard.test_seeds import GPT2, _write
+from tests.leaderboard.results_files import GPT2, write_results
 
 NAN = math.nan
 
@@ -64,12 +64,12 @@ def test_reached_against_a_target_of_one_seed_asks_for_its_mean_inside_the_inter
 
 
 def test_main_reports_steps_to_the_target_against_its_own_agents_and_draws_the_figure(tmp_path, capsys):
-    base = _write(tmp_path / "base.csv", {GPT2: 100})
+    base = write_results(tmp_path / "base.csv", {GPT2: 100})
     for seed, (early, late) in enumerate([(100, 90), (98, 92), (99, 91)]):
-        _write(tmp_path / f"a-steps1000-seed{seed}-test.csv", {GPT2: early})
-        _write(tmp_path / f"a-steps2000-seed{seed}-test.csv", {GPT2: late})  # A's final score, at half its steps
-        _write(tmp_path / f"a-seed{seed}-test.csv", {GPT2: late})
-        _write(tmp_path / f"m-seed{seed}-test.csv", {GPT2: late + 1})
+        write_results(tmp_path / f"a-steps1000-seed{seed}-test.csv", {GPT2: early})
+        write_results(tmp_path / f"a-steps2000-seed{seed}-test.csv", {GPT2: late})  # A's final score, at half its steps
+        write_results(tmp_path / f"a-seed{seed}-test.csv", {GPT2: late})
+        write_results(tmp_path / f"m-seed{seed}-test.csv", {GPT2: late + 1})
     rows = [f"A, 1,000 steps={tmp_path}/a-steps1000-seed*.csv", f"A, 2,000 steps={tmp_path}/a-steps2000-seed*.csv",
             f"A, 4,000 steps={tmp_path}/a-seed*.csv", f"M, 400 real steps={tmp_path}/m-seed*.csv"]
     figure = tmp_path / "steps.png"

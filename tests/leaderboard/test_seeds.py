@@ -5,7 +5,6 @@ import json
 import math
 
 import pytest
-from compiler_gym.compiler_env_state import CompilerEnvState, CompilerEnvStateWriter
 
 from leaderboard.seeds import (
     HELDOUT,
@@ -18,25 +17,14 @@ from leaderboard.seeds import (
     seed_of,
     validated,
 )
-from leaderboard.summary import final_op_counts, op_counts, read_results
-
-GPT2 = "benchmark://xla-gpt2-v0/gpt2-l6-d128-h4-s32-b2-adam-f32-train"
-RESNET = "benchmark://xla-resnet-v0/resnet18-w16-i32-b2-adam-train"
+from leaderboard.summary import final_op_counts, read_results
+from tests.leaderboard.results_files import GPT2, RESNET, write_results
 
 
 def _heldout() -> str:
     from xla_service.env.datasets import split_benchmark_uris
 
     return split_benchmark_uris("heldout", ["xla-unet-v0"])[0]
-
-
-def _write(path, results: dict[str, int]) -> str:
-    """A results CSV whose agent reached ``results[benchmark]`` ops on each benchmark."""
-    with open(path, "w") as f, CompilerEnvStateWriter(f) as writer:
-        for benchmark, ops in results.items():
-            initial = op_counts()[benchmark][0]
-            writer.write_state(CompilerEnvState(benchmark=benchmark, reward=initial - ops, walltime=1.0, commandline="cse"))
-    return str(path)
 
 
 def test_across_seeds_is_a_student_t_interval():
@@ -69,26 +57,26 @@ def test_the_overall_column_is_named_by_the_split_of_its_benchmarks():
 def test_a_seed_missing_benchmarks_of_a_column_is_partial_not_counted(tmp_path):
     unet = _heldout()
     base = {GPT2: 100, RESNET: 200, unet: 300}
-    baseline = final_op_counts(read_results([_write(tmp_path / "base.csv", base)]))
+    baseline = final_op_counts(read_results([write_results(tmp_path / "base.csv", base)]))
     assert baseline == {b: float(n) for b, n in base.items()}
-    seed0 = [_write(tmp_path / "a-seed0-test.csv", {GPT2: 80, RESNET: 200}), _write(tmp_path / "a-seed0-heldout.csv", {unet: 250})]
-    seed1 = [_write(tmp_path / "a-seed1-test.csv", {GPT2: 100})]  # ResNet and held-out not evaluated yet
+    seed0 = [write_results(tmp_path / "a-seed0-test.csv", {GPT2: 80, RESNET: 200}), write_results(tmp_path / "a-seed0-heldout.csv", {unet: 250})]
+    seed1 = [write_results(tmp_path / "a-seed1-test.csv", {GPT2: 100})]  # ResNet and held-out not evaluated yet
     row = score_table({"A": seed0 + seed1}, baseline)["A"]
     assert list(row) == ["xla-gpt2-v0", "xla-resnet-v0", TEST, "xla-unet-v0", HELDOUT]
     assert row["xla-gpt2-v0"].seeds == 2 and row["xla-gpt2-v0"].mean == pytest.approx((1.25 + 1.0) / 2)
     assert row["xla-resnet-v0"].seeds == 1 and row["xla-resnet-v0"].partial == 0  # seed 1 has none of it: absent
     assert row[TEST].seeds == 1 and row[TEST].partial == 1 and row[TEST].mean == pytest.approx(math.sqrt(1.25))
     assert str(row["xla-resnet-v0"]) == "1.000x (1 seed)"
-    search = score_table({"S": [_write(tmp_path / "results-test.csv", {GPT2: 80})]}, baseline)["S"]
+    search = score_table({"S": [write_results(tmp_path / "results-test.csv", {GPT2: 80})]}, baseline)["S"]
     assert str(search["xla-gpt2-v0"]) == "1.250x (1 run)"  # a search without seeds: one run, not one seed
     assert row[HELDOUT].mean == pytest.approx(1.2) and math.isnan(row[HELDOUT].low)
     assert str(row[TEST]) == f"{math.sqrt(1.25):.3f}x (1 seed, +1 partial)"
 
 
 def test_main_prints_the_table_and_draws_the_figure(tmp_path, capsys):
-    base = _write(tmp_path / "base.csv", {GPT2: 100})
+    base = write_results(tmp_path / "base.csv", {GPT2: 100})
     for seed, ops in enumerate([90, 95, 100]):
-        _write(tmp_path / f"b-seed{seed}-test.csv", {GPT2: ops})
+        write_results(tmp_path / f"b-seed{seed}-test.csv", {GPT2: ops})
     figure = tmp_path / "seeds.png"
     assert main(["--baseline", base, f"B={tmp_path}/b-seed0*.csv,{tmp_path}/b-seed[12]*.csv", "--figure", str(figure)]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -124,13 +112,13 @@ def test_the_readme_tables_are_the_presets(preset, readme, capsys):
 
 
 def test_a_result_outside_the_baselines_is_named(tmp_path):
-    baseline = final_op_counts(read_results([_write(tmp_path / "base.csv", {GPT2: 100})]))
+    baseline = final_op_counts(read_results([write_results(tmp_path / "base.csv", {GPT2: 100})]))
     with pytest.raises(LookupError, match="resnet.*no baseline file"):
-        score_table({"A": [_write(tmp_path / "a-seed0.csv", {RESNET: 10})]}, baseline)
+        score_table({"A": [write_results(tmp_path / "a-seed0.csv", {RESNET: 10})]}, baseline)
 
 
 def test_validated_counts_only_summaries_of_whole_files(tmp_path):
-    paths = [_write(tmp_path / f"c-seed{k}.csv", {GPT2: 90, RESNET: 190}) for k in range(3)]
+    paths = [write_results(tmp_path / f"c-seed{k}.csv", {GPT2: 90, RESNET: 190}) for k in range(3)]
     (tmp_path / "c-seed0.summary.json").write_text(json.dumps({"rows": [{"n": 2, "validated": 2}]}))
     (tmp_path / "c-seed1.summary.json").write_text(json.dumps({"rows": [{"n": 1, "validated": 1}]}))  # of a partial file
     assert validated(paths) == "2/6"
