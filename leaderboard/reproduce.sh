@@ -21,7 +21,8 @@
 #   bash leaderboard/reproduce.sh world_model  # world model + controller: 3 seeds (GPT-2 train split), full test split
 #   bash leaderboard/reproduce.sh world_model_plans  # its planners compared on the validation split (750-step models: GPT-2, six splits)
 #   bash leaderboard/reproduce.sh world_model_six  # the world model trained on the six train splits, 750 real steps, 3 seeds
-#   bash leaderboard/reproduce.sh ppo_steps  # PPO's own checkpoints (1,000, 2,000 steps; GPT-2, six splits; six: 3,000) on the test split: score vs steps
+#   bash leaderboard/reproduce.sh ppo_steps  # PPO's own checkpoints (1,000, 2,000 steps; GPT-2, six splits; six: 2,500, 3,000) on the test split: score vs steps
+#   bash leaderboard/reproduce.sh world_model_six_rerun  # world_model_six again, 3 new runs, scored at 500 and 750 real steps
 #
 # A second argument keeps only the jobs whose name contains it, e.g.
 # `reproduce.sh train a2c` or `reproduce.sh search greedy` (to run jobs side by side).
@@ -36,6 +37,7 @@ PY=.venv/bin/python
 SAMPLE=(--sample 4 --sample_seed 0)
 AGENTS=leaderboard/agents
 RUNS=$AGENTS/rl/runs
+SIX=xla-bert-v0,xla-gpt2-v0,xla-moe-v0,xla-resnet-v0,xla-rnn-v0,xla-vit-v0  # the six suites (their train splits)
 WM_SIX=$AGENTS/world_model/runs/wm-bert+gpt2+moe+resnet+rnn+vit  # + -seedN: world_model_six's runs
 export XLA_GYM_WORKERS=1  # one XLA worker per service: two jobs share the two cores
 
@@ -51,6 +53,14 @@ evaluate() {  # evaluate RESULTS_CSV POLICY [flags]
     $PY -m leaderboard.eval --policy "$policy" --leaderboard_results "$results" \
         --leaderboard_logfile "${results%.csv}.log" "$@"
     rm -f "${results%.csv}.log"
+}
+
+summarize() {  # summarize RESULTS_CSV [SPLIT]: validate every result by execution and summarize it against the
+    # default pipeline replayed on SPLIT (test), into RESULTS.summary.{json,txt}
+    local results=$1 split=${2:-test}
+    want "$results" || return 0
+    $PY -m leaderboard.summary "$results" --validate --baseline $AGENTS/default_pipeline/results-$split.csv \
+        --json "${results%.csv}.summary.json" | tee "${results%.csv}.summary.txt"
 }
 
 evaluate_splits() {  # evaluate_splits RUN RESULTS_PREFIX [rl|gnn]: a run of agents/rl (or agents/gnn) on
@@ -191,7 +201,6 @@ generalize)  # does training on generated programs generalize better? PPO at the
     # (model.zip) is kept, an interrupted run resumes from its last checkpoint, a results
     # file is completed; delete them to redo. Run sets side by side
     # with the filter: `reproduce.sh generalize six`, `reproduce.sh generalize generator`.
-    SIX=xla-bert-v0,xla-gpt2-v0,xla-moe-v0,xla-resnet-v0,xla-rnn-v0,xla-vit-v0
     declare -A SETS=([gpt2]=xla-gpt2-v0 [six]=$SIX [generator]=generator://xla-random-v0/0-9999
         [mixed]=$SIX,generator://xla-random-v0/0-263)
     for seed in 0 1 2; do
@@ -383,10 +392,7 @@ gnn)  # the graph agent, trained as the MLP PPO (4,000 steps) on GPT-2 and on al
             for split in test heldout; do  # the full test split, and the families no run trained on
                 results=$GNN/results/gnn-$suite-seed$seed-$split.csv
                 XLA_GYM_GNN_RUN=$run evaluate "$results" "leaderboard.agents.gnn.policy:from_env()" --split $split
-                want "$results" || continue
-                $PY -m leaderboard.summary "$results" --validate \
-                    --baseline $AGENTS/default_pipeline/results-$split.csv \
-                    --json "${results%.csv}.summary.json" | tee "${results%.csv}.summary.txt"
+                summarize "$results" $split
             done
         done
     done
@@ -419,9 +425,7 @@ world_model)  # Dyna: 4000 real env steps per seed (the RL runs' budget; checkpo
         [[ -f $run/checkpoints/model-750.pt ]] && evaluate $WM/results/wm-xla-gpt2-v0-score-steps750-seed$seed-test.csv \
             "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', checkpoint=750, plan='score')"
         for results in $WM/results/wm-xla-gpt2-v0-*seed$seed-test.csv; do
-            want "$results" || continue
-            $PY -m leaderboard.summary "$results" --validate --baseline $AGENTS/default_pipeline/results-test.csv \
-                --json "${results%.csv}.summary.json" | tee "${results%.csv}.summary.txt"
+            summarize "$results"
         done
     done
     # score against real env steps, beside the MLP PPO at 4,000 steps (seeds and rl stages)
@@ -435,7 +439,7 @@ world_model_six)  # the world model trained on all six train splits, 750 real st
         run=$WM_SIX-seed$seed
         if want "$run"; then
             $PY -m leaderboard.agents.world_model.train --total-env-steps 750 --seed $seed --out $WM/runs --resume \
-                --benchmarks xla-bert-v0,xla-gpt2-v0,xla-moe-v0,xla-resnet-v0,xla-rnn-v0,xla-vit-v0
+                --benchmarks $SIX
             $PY -m leaderboard.agents.world_model.evaluate "$run" > "$run/heldout-metrics.json"
         fi
         ranks=$WM/results/validation/greedy-ranks-six-seed$seed.json  # as world_model_plans' greedy-ranks-seed*.json
@@ -444,29 +448,62 @@ world_model_six)  # the world model trained on all six train splits, 750 real st
         for split in test heldout; do
             results=$WM/results/wm-six-score-steps750-seed$seed-$split.csv
             evaluate "$results" "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', plan='score')" --split $split
-            want "$results" && $PY -m leaderboard.summary "$results" --validate \
-                --baseline $AGENTS/default_pipeline/results-$split.csv \
-                --json "${results%.csv}.summary.json" | tee "${results%.csv}.summary.txt"
+            summarize "$results" $split
         done
     done
     $PY -m leaderboard.seeds --preset world_model --figure leaderboard/figures/world_model.png
     ;;
 ppo_steps)  # the MLP PPO at fewer env steps: the generalize stage's PPO runs (GPT-2, six train splits) act with
-    # their 1,000- and 2,000-step checkpoints (six splits: and 3,000) on the full test split, each validated; then every agent's score
-    # against the real env steps it trained with, and the steps each needs to reach PPO's 4,000-step score
-    for steps in 1000 2000 3000; do
+    # their 1,000- and 2,000-step checkpoints (six splits: and 2,500, 3,000) on the full test split, each validated; then
+    # every agent's score against the real env steps it trained with, and the steps each needs to reach PPO's
+    # 4,000-step score. The runs saved a checkpoint every 1,000 steps: the six-split runs' 2,500-step one comes from
+    # training them again to 2,500 steps with one every 500, in a scratch folder. PPO with these flags is
+    # deterministic; the stage checks it (the retrained 2,000-step policy must be the committed one, byte for byte)
+    for seed in 0 1 2; do
+        run=$RUNS/generalize/six/ppo-OpCount-seed$seed
+        [[ -f $run/checkpoints/rl_model_2500_steps.zip ]] && continue
+        want "$run" || continue
+        scratch=$(mktemp -d)
+        train "$run" --algo ppo --seed $seed --datasets "$SIX" --total-timesteps 2500 --checkpoint-every 500 --out "$scratch"
+        $PY - "$scratch/ppo-OpCount-seed$seed/checkpoints/rl_model_2000_steps.zip" "$run/checkpoints/rl_model_2000_steps.zip" <<'EOF'
+import sys, zipfile
+retrained, committed = (zipfile.ZipFile(path).read("policy.pth") for path in sys.argv[1:])
+if retrained != committed:
+    sys.exit(f"{sys.argv[1]}: expected the policy of {sys.argv[2]}, got another: the retrained run is not the committed one")
+EOF
+        cp "$scratch/ppo-OpCount-seed$seed/checkpoints/rl_model_2500_steps.zip" "$run/checkpoints/"
+        rm -r "$scratch"
+    done
+    for steps in 1000 2000 2500 3000; do
         for seed in 0 1 2; do
             for set in gpt2 six; do
-                [[ $set == gpt2 && $steps == 3000 ]] && continue  # 3,000 only where 2,000 came close (six splits)
+                [[ $set == gpt2 && $steps -gt 2000 ]] && continue  # beyond 2,000 only where 2,000 came close (six splits)
                 run=$RUNS/ppo-OpCount-seed$seed results=$AGENTS/rl/results/steps/ppo-OpCount-steps$steps-seed$seed-test.csv
                 [[ $set == six ]] && run=$RUNS/generalize/six/ppo-OpCount-seed$seed \
                     results=$AGENTS/rl/results/steps/six-ppo-steps$steps-seed$seed-test.csv
                 evaluate "$results" \
                     "leaderboard.agents.rl.policy:RlPolicy(run='$run', checkpoint='checkpoints/rl_model_${steps}_steps.zip')"
-                want "$results" && $PY -m leaderboard.summary "$results" --validate \
-                    --baseline $AGENTS/default_pipeline/results-test.csv \
-                    --json "${results%.csv}.summary.json" | tee "${results%.csv}.summary.txt"
+                summarize "$results"
             done
+        done
+    done
+    $PY -m leaderboard.seeds --preset world_model --figure leaderboard/figures/world_model.png
+    $PY -m leaderboard.efficiency --preset world_model --target "MLP PPO, 4,000 steps" \
+        --target "six families: MLP PPO, 4,000 steps" --figure leaderboard/figures/world_model_steps.png
+    ;;
+world_model_six_rerun)  # world_model_six's recipe again, 3 new runs saving a checkpoint at 500 real steps too: does the
+    # world model reach PPO's score with fewer than 750? New runs, not the first ones: the random steps draw among the
+    # passes the env's action_mask allows, and the mask follows what the experience store knows, which has grown; so
+    # their 750-step checkpoints are scored too (the score plan, full test split, validated)
+    for seed in 0 1 2; do
+        run=$AGENTS/world_model/runs/rerun/wm-bert+gpt2+moe+resnet+rnn+vit-seed$seed
+        want "$run" && $PY -m leaderboard.agents.world_model.train --total-env-steps 750 --checkpoints 500,750 \
+            --seed $seed --out "$(dirname "$run")" --resume --benchmarks $SIX
+        for steps in 500 750; do
+            results=$AGENTS/world_model/results/rerun/wm-six-score-steps$steps-seed$seed-test.csv
+            evaluate "$results" \
+                "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', checkpoint=$steps, plan='score')"
+            summarize "$results"
         done
     done
     $PY -m leaderboard.seeds --preset world_model --figure leaderboard/figures/world_model.png

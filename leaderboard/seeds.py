@@ -128,7 +128,15 @@ PRESETS: dict[str, Preset] = {
             *((f"MLP PPO, {n:,} steps", f"{_RESULTS}/steps/ppo-OpCount-steps{n}-seed*-test.csv") for n in (1000, 2000)),
             ("MLP PPO, 4,000 steps", f"{_RESULTS}/ppo-OpCount-seed*-test.csv"),
             ("six families: world model + score plan, 750 real steps", f"{_WM}/wm-six-score-steps750-seed*.csv"),
-            *((f"six families: MLP PPO, {n:,} steps", f"{_RESULTS}/steps/six-ppo-steps{n}-seed*-test.csv") for n in (1000, 2000, 3000)),
+            *(
+                (f"six families, new runs: world model + score plan, {n} real steps",
+                 f"{_WM}/rerun/wm-six-score-steps{n}-seed*-test.csv")
+                for n in (500, 750)
+            ),
+            *(
+                (f"six families: MLP PPO, {n:,} steps", f"{_RESULTS}/steps/six-ppo-steps{n}-seed*-test.csv")
+                for n in (1000, 2000, 2500, 3000)
+            ),
             ("six families: MLP PPO, 4,000 steps", f"{_GENERALIZE}/six-ppo-seed*.csv"),
         ),
         "The world model by real env steps, beside the MLP PPO (GPT-2 train split, or the six where named)",
