@@ -119,7 +119,7 @@ PRESETS: dict[str, Preset] = {
         ),
         "PPO, PPO + shaping and the GNN by training budget (GPT-2 train split)",
     ),
-    "world_model": Preset(  # reproduce.sh world_model: score against real env steps (one run's checkpoints)
+    "world_model": Preset(  # reproduce.sh world_model, ppo_steps, world_model_six_rerun: score against real env steps
         _BASELINES,
         (
             *_world_model("world model", "wm-xla-gpt2-v0"),
