@@ -63,6 +63,13 @@ summarize() {  # summarize RESULTS_CSV [SPLIT]: validate every result by executi
         --json "${results%.csv}.summary.json" | tee "${results%.csv}.summary.txt"
 }
 
+steps_tables() {  # the world model beside PPO by real env steps (table, figure), then the steps each agent needs
+    # to reach PPO's 4,000-step score (GPT-2, six train splits): agents/world_model/README.md's tables, from committed results
+    $PY -m leaderboard.seeds --preset world_model --figure leaderboard/figures/world_model.png
+    $PY -m leaderboard.efficiency --preset world_model --target "MLP PPO, 4,000 steps" \
+        --target "six families: MLP PPO, 4,000 steps" --figure leaderboard/figures/world_model_steps.png
+}
+
 evaluate_splits() {  # evaluate_splits RUN RESULTS_PREFIX [rl|gnn]: a run of agents/rl (or agents/gnn) on
     # the test split and the held-out families, into PREFIX-{test,heldout}.csv; --resume runs only
     # the benchmarks a file lacks
@@ -487,9 +494,7 @@ EOF
             done
         done
     done
-    $PY -m leaderboard.seeds --preset world_model --figure leaderboard/figures/world_model.png
-    $PY -m leaderboard.efficiency --preset world_model --target "MLP PPO, 4,000 steps" \
-        --target "six families: MLP PPO, 4,000 steps" --figure leaderboard/figures/world_model_steps.png
+    steps_tables
     ;;
 world_model_six_rerun)  # world_model_six's recipe again, 3 new runs saving a checkpoint at 500 real steps too: does the
     # world model reach PPO's score with fewer than 750? New runs, not the first ones: the random steps draw among the
@@ -506,9 +511,7 @@ world_model_six_rerun)  # world_model_six's recipe again, 3 new runs saving a ch
             summarize "$results"
         done
     done
-    $PY -m leaderboard.seeds --preset world_model --figure leaderboard/figures/world_model.png
-    $PY -m leaderboard.efficiency --preset world_model --target "MLP PPO, 4,000 steps" \
-        --target "six families: MLP PPO, 4,000 steps" --figure leaderboard/figures/world_model_steps.png
+    steps_tables
     ;;
 world_model_plans)  # the planners compared on the validation split (4 benchmarks a suite), 750-step checkpoints
     VAL=$AGENTS/world_model/results/validation
