@@ -18,6 +18,7 @@
 #   bash leaderboard/reproduce.sh summary    # validate + summarize every results CSV
 #   bash leaderboard/reproduce.sh figures    # leaderboard/figures/*.png and the README's table
 #   bash leaderboard/reproduce.sh gnn        # graph agent: GPT-2 and mixed train splits, 3 seeds each, full test split
+#   bash leaderboard/reproduce.sh gnn_lr     # graph agent on GPT-2 with learning rate 1e-3 (4x), 3 seeds, full test split
 #   bash leaderboard/reproduce.sh world_model  # world model + controller: 3 seeds (GPT-2 train split), full test split
 #   bash leaderboard/reproduce.sh world_model_plans  # its planners compared on the validation split (750-step models: GPT-2, six splits)
 #   bash leaderboard/reproduce.sh world_model_six  # the world model trained on the six train splits, 750 real steps, 3 seeds
@@ -405,6 +406,22 @@ gnn)  # the graph agent, trained as the MLP PPO (4,000 steps) on GPT-2 and on al
     done
     # side by side with the MLP PPO of the same budget and seeds (the rl and generalize stages)
     $PY -m leaderboard.seeds --preset gnn --figure leaderboard/figures/gnn.png
+    ;;
+gnn_lr)  # the graph agent on GPT-2 again with 4x the learning rate (1e-3): the gnn stage's runs moved
+    # their policy little (approx_kl ~0.002 an update, no ratio ever clipped); same budget and seeds
+    LR=$AGENTS/gnn/runs/lr
+    for seed in 0 1 2; do
+        run=$LR/gnn-gpt2-seed$seed
+        want "$run" || continue
+        [[ -f $run/model.pt ]] || $PY -m leaderboard.agents.gnn.train --benchmarks xla-gpt2-v0:train \
+            --total-timesteps 4000 --learning-rate 1e-3 --seed $seed --out $LR
+        evaluate_splits "$run" "$AGENTS/gnn/results/lr/gnn-gpt2-seed$seed" gnn
+        summarize "$AGENTS/gnn/results/lr/gnn-gpt2-seed$seed-test.csv" test
+        summarize "$AGENTS/gnn/results/lr/gnn-gpt2-seed$seed-heldout.csv" heldout
+    done
+    $PY -m leaderboard.seeds --preset gnn --figure leaderboard/figures/gnn.png
+    # how far each update moved the policy, at both learning rates (TensorBoard's scalars)
+    $PY -m leaderboard.scalars "$AGENTS/gnn/runs/gnn-gpt2-seed*" "$LR/gnn-gpt2-seed*"
     ;;
 world_model)  # Dyna: 4000 real env steps per seed (the RL runs' budget; checkpoints at 750, 1000, 2000), the full test split
     WM=$AGENTS/world_model

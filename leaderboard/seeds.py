@@ -97,11 +97,12 @@ PRESETS: dict[str, Preset] = {
         ),
         "The RL agents across training seeds (GPT-2 train split, 4,000 env steps)",
     ),
-    "gnn": Preset(  # reproduce.sh gnn: the graph agent beside the MLP PPO, same budget, seeds and training sets
+    "gnn": Preset(  # reproduce.sh gnn, gnn_lr: the graph agent beside the MLP PPO, same budget, seeds and training sets
         _BASELINES,
         (
             ("MLP PPO, GPT-2", _rl("ppo-OpCount")),
             ("GNN PPO, GPT-2", _GNN_GPT2),
+            ("GNN PPO, GPT-2, learning rate 1e-3", f"{_GNN}/lr/gnn-gpt2-seed*.csv"),  # reproduce.sh gnn_lr
             ("MLP PPO, six families", f"{_GENERALIZE}/six-ppo-seed*.csv"),
             ("GNN PPO, six families", f"{_GNN}/gnn-mixed-seed*.csv"),
         ),
