@@ -408,7 +408,7 @@ gnn)  # the graph agent, trained as the MLP PPO (4,000 steps) on GPT-2 and on al
     $PY -m leaderboard.seeds --preset gnn --figure leaderboard/figures/gnn.png
     ;;
 gnn_lr)  # the graph agent on GPT-2 again with 4x the learning rate (1e-3): the gnn stage's runs moved
-    # their policy little (approx_kl ~0.002 an update, no ratio ever clipped); same budget and seeds
+    # their policy little (median approx_kl ~0.001 an update, a ratio clipped in 2 of 96 updates); same budget and seeds
     LR=$AGENTS/gnn/runs/lr
     for seed in 0 1 2; do
         run=$LR/gnn-gpt2-seed$seed
