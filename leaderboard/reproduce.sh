@@ -415,9 +415,9 @@ gnn_lr)  # the graph agent on GPT-2 again with 4x the learning rate (1e-3): the 
         want "$run" || continue
         [[ -f $run/model.pt ]] || $PY -m leaderboard.agents.gnn.train --benchmarks xla-gpt2-v0:train \
             --total-timesteps 4000 --learning-rate 1e-3 --seed $seed --out $LR
-        evaluate_splits "$run" "$AGENTS/gnn/results/lr/gnn-gpt2-seed$seed" gnn
-        summarize "$AGENTS/gnn/results/lr/gnn-gpt2-seed$seed-test.csv" test
-        summarize "$AGENTS/gnn/results/lr/gnn-gpt2-seed$seed-heldout.csv" heldout
+        results=$AGENTS/gnn/results/lr/gnn-gpt2-seed$seed
+        evaluate_splits "$run" "$results" gnn
+        for split in test heldout; do summarize "$results-$split.csv" $split; done
     done
     $PY -m leaderboard.seeds --preset gnn --figure leaderboard/figures/gnn.png
     # how far each update moved the policy, at both learning rates (TensorBoard's scalars)
