@@ -51,8 +51,9 @@ def dataclass_parser(cls: Any, description: str) -> argparse.ArgumentParser:
 
 def experience_store() -> str:
     """The experience store the env's service uses (``$XLA_GYM_STORE``, default ``default``), a
-    URL's password left out. The env's ``action_mask`` comes from what the store knows, so an
-    agent that reads it collects other steps with another store: its run records this."""
+    URL's password left out. With ``mask="known"`` the env's ``action_mask`` comes from what the
+    store knows, so an agent that reads it collects other steps with another store: its run
+    records this (``mask="episode"`` makes the run independent of it)."""
     value = os.environ.get("XLA_GYM_STORE", "default")
     url = urllib.parse.urlsplit(value)
     if url.password is None:

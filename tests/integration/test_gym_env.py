@@ -73,6 +73,34 @@ def test_info_truncation_and_the_stop_action(env):
     assert terminated and truncated and reward == 0 and info["pass"] == "stop"
 
 
+def test_episode_mask_follows_only_the_episodes_own_steps(env):
+    """mask="known" masks what the cache and store know; mask="episode" only what this episode
+    saw, cleared when a pass changes the module: a new episode starts with every pass allowed."""
+    benchmark = {"benchmark": "benchmark://xla-gpt2-v0/gpt2-l6-d64-h2-s32-b2-f32-infer"}
+    cse = PASS_NAMES.index("cse")
+    with gymnasium.make("xla-v0", benchmarks=SMALL_SUITE, max_episode_steps=30, mask="episode") as episode:
+        for _ in range(2):  # the second episode repeats the first: the service knows its steps now
+            _, info = episode.reset(options=benchmark)
+            assert info["action_mask"].all()
+            info = episode.step(cse)[-1]
+            assert info["changed"] and info["action_mask"].all()
+            info = episode.step(cse)[-1]  # changes nothing: masked until the module changes
+            assert not info["changed"] and info["action_mask"].sum() == len(PASS_NAMES) - 1
+        for name in PASS_NAMES:  # the first pass that changes the module clears the mask
+            info = episode.step(PASS_NAMES.index(name))[-1]
+            if info["changed"]:
+                break
+            assert info["action_mask"][PASS_NAMES.index(name)] == 0
+        assert info["changed"] and info["action_mask"].all()
+    env.reset(options=benchmark)  # "known": the same first step, and the cache already knows cse's next
+    assert env.step(cse)[-1]["action_mask"][cse] == 0
+
+
+def test_an_unknown_mask_is_refused():
+    with pytest.raises(ValueError, match=r"Expected mask one of \('known', 'episode'\), got 'store'"):
+        gymnasium.make("xla-v0", mask="store")
+
+
 def test_dict_and_graph_observations():
     with gymnasium.make("xla-v0", observation=["OpcodeCounts", "HloGraph", "CostAnalysisDict"]) as env:
         obs, _ = env.reset(seed=0)

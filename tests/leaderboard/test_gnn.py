@@ -142,6 +142,30 @@ def test_train_tiny_budget_resume_and_act(tmp_path, small_env, monkeypatch):
         GnnPolicy(run, checkpoint="missing.pt")
 
 
+@pytest.mark.parametrize("mask, repeats", [("episode", True), ("known", False)])
+def test_an_episode_mask_run_repeats_whatever_the_store_knows(tmp_path, monkeypatch, small_env, mask, repeats):
+    """A new store, then the same run again once the store knows the first run's steps: with
+    --mask episode it takes the same steps and learns the same weights; with --mask known it does not."""
+    monkeypatch.setenv("XLA_GYM_STORE", str(tmp_path / "store.sqlite"))
+    flags = [
+        "--total-timesteps=16", "--num-steps=8", "--n-envs=1", "--episode-length=4", "--num-minibatches=2",
+        "--update-epochs=1", "--hidden=16", "--layers=1", "--heads=2", "--max-train-benchmarks=2", f"--mask={mask}",
+    ]
+    first, again = (train(parse_args([*flags, f"--out={tmp_path / name}"])) for name in "ab")
+    weights = [torch.load(run / "model.pt", weights_only=False)["model"] for run in (first, again)]
+    alike = all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+    assert alike == repeats
+    if repeats:
+        assert (first / "episodes.csv").read_text() == (again / "episodes.csv").read_text()
+    assert json.loads((first / "args.json").read_text())["args"]["mask"] == mask
+    small_env.reset()  # acting masks as training did
+    start = small_env.observation["OpCount"]
+    GnnPolicy(first)(small_env)
+    assert small_env.observation["OpCount"] <= start
+    with pytest.raises(SystemExit):
+        parse_args(["--mask=store"])
+
+
 def test_a_resume_drops_the_episodes_after_its_checkpoint(tmp_path):
     path = tmp_path / "episodes.csv"
     trim_episodes(path, 0)  # a new run: the header only

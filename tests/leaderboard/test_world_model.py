@@ -264,21 +264,27 @@ def test_train_end_to_end_then_act_in_compiler_gym(tmp_path, small_env, capsys):
         choice_ranks(guided, env, ["nopass"])
 
 
+TINY = [  # a run of a few seconds: 20 random steps, then iterations of 10
+    f"--benchmarks={BENCHMARKS}", "--initial-steps=20", "--steps-per-iteration=10", "--episode-length=5",
+    "--heldout-fraction=0.3", "--ensemble=2", "--hidden=16", "--controller-hidden=16", "--model-epochs=2",
+    "--model-min-updates=5", "--batch-size=16", "--imagination-updates=2", "--imagination-batch=4", "--horizon=3",
+    "--checkpoints=",
+]
+
+
+def data(run: Path) -> Transitions:
+    """The run's real steps in the order collected."""
+    both = Transitions.concat([Transitions.load(run / "transitions.npz"), Transitions.load(run / "heldout.npz")])
+    return both.subset(np.argsort(both.episode, kind="stable"))
+
+
+def same(x: Transitions, y: Transitions) -> bool:
+    return all(np.array_equal(getattr(x, f.name), getattr(y, f.name)) for f in dataclasses.fields(x))
+
+
 def test_runs_repeat_and_resume_where_they_stopped(tmp_path, monkeypatch):
     monkeypatch.setenv("XLA_GYM_STORE", "off")  # the action mask then depends on the run alone
-    tiny = [
-        f"--benchmarks={BENCHMARKS}", "--initial-steps=20", "--steps-per-iteration=10", "--episode-length=5",
-        "--heldout-fraction=0.3", "--ensemble=2", "--hidden=16", "--controller-hidden=16", "--model-epochs=2",
-        "--model-min-updates=5", "--batch-size=16", "--imagination-updates=2", "--imagination-batch=4", "--horizon=3",
-        "--checkpoints=",
-    ]
-
-    def data(run: Path) -> Transitions:  # the run's real steps in the order collected
-        both = Transitions.concat([Transitions.load(run / "transitions.npz"), Transitions.load(run / "heldout.npz")])
-        return both.subset(np.argsort(both.episode, kind="stable"))
-
-    def same(x: Transitions, y: Transitions) -> bool:
-        return all(np.array_equal(getattr(x, f.name), getattr(y, f.name)) for f in dataclasses.fields(x))
+    tiny = TINY
 
     first, again = (train(parse_args([*tiny, "--total-env-steps=40", f"--out={tmp_path / name}"])) for name in "ab")
     assert same(data(first), data(again))  # one seed, one run
@@ -303,6 +309,29 @@ def test_runs_repeat_and_resume_where_they_stopped(tmp_path, monkeypatch):
         train(parse_args([*tiny, "--hidden=32", "--total-env-steps=50", "--resume", f"--out={tmp_path / 'c'}"]))
 
 
+def test_a_state_saved_before_an_argument_existed_resumes_with_its_old_value(real_data, tmp_path):
+    from leaderboard.agents.world_model import resume
+
+    net = torch.nn.Linear(2, 2)
+    rng, gen = np.random.default_rng(0), torch.Generator()
+    old_args = {"seed": 0, "hidden": 16}  # saved before --mask existed: those runs masked what the store knew
+    resume.save(tmp_path, old_args, real_data, {"net": net}, rng, gen, resume.Progress(real_steps=80))
+    loaded = resume.load(tmp_path, {**old_args, "mask": "known"}, {"net": net}, rng, gen)
+    assert loaded is not None and loaded[1].real_steps == 80
+    with pytest.raises(ValueError, match="--mask: the run has 'known', got 'episode'"):
+        resume.load(tmp_path, {**old_args, "mask": "episode"}, {"net": net}, rng, gen)
+
+
+@pytest.mark.parametrize("mask, repeats", [("episode", True), ("known", False)])
+def test_an_episode_mask_run_repeats_whatever_the_store_knows(tmp_path, monkeypatch, mask, repeats):
+    """A new store, then the same run again once the store knows the first run's steps: with
+    --mask episode it collects the same steps; with --mask known the mask (and so the run) changes."""
+    monkeypatch.setenv("XLA_GYM_STORE", str(tmp_path / "store.sqlite"))
+    runs = [train(parse_args([*TINY, f"--mask={mask}", "--total-env-steps=30", f"--out={tmp_path / n}"])) for n in "ab"]
+    assert same(*(data(run) for run in runs)) == repeats
+    assert json.loads((runs[0] / "args.json").read_text())["args"]["mask"] == mask
+
+
 def test_flags_and_errors(tmp_path, capsys, monkeypatch):
     with pytest.raises(SystemExit):
         parse_args(["--help"])
@@ -313,6 +342,9 @@ def test_flags_and_errors(tmp_path, capsys, monkeypatch):
     with pytest.raises(SystemExit):
         parse_args(["--checkpoints=1000,2k"])
     assert "expected comma-separated step counts, got '1000,2k'" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        parse_args(["--mask=store"])
+    assert "--mask: expected one of known, episode, got 'store'" in capsys.readouterr().err
     with pytest.raises(ValueError, match="No model at"):
         WorldModelPolicy(Path(tmp_path))
     with pytest.raises(ValueError, match="plan: expected one of actor, lookahead, score, got 'greedy'"):

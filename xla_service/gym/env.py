@@ -25,9 +25,16 @@ service, so the two share the engine, its cache and the experience store.
 - **Episodes**: ``truncated`` after ``max_episode_steps`` (None: never);
   ``terminated`` by the stop action or when the service ends the episode.
 - **info**: ``benchmark``, ``pass`` (name), ``changed``, ``pass_error``
-  (XLA's message, "" if none) and ``action_mask`` (int8, 1 = allowed): passes
-  known, from the cache or the store, to change nothing or fail at this state
-  are 0 (the stop action is always 1).
+  (XLA's message, "" if none) and ``action_mask`` (int8, 1 = allowed; the stop
+  action is always 1). Which passes it masks, ``mask=``:
+
+  - ``"known"`` (default): those known, from the service's cache or the
+    experience store, to change nothing or fail at this state. The fewest
+    wasted steps, but the mask follows what the store holds: two runs with the
+    same seed act alike only if their stores know the same.
+  - ``"episode"``: those this episode tried at this state and saw change
+    nothing or fail (cleared when a pass changes the module). It follows only
+    the episode's own steps, so seeded runs repeat on any machine and store.
 """
 from __future__ import annotations
 
@@ -45,6 +52,7 @@ __all__ = ["XlaGymEnv", "resolve_benchmarks"]
 
 _OUTCOMES = "PassOutcomes"
 _ERROR = "PassError"
+MASKS = ("known", "episode")
 
 
 def resolve_benchmarks(benchmarks: None | str | Sequence[str], split: str = "train") -> Sequence[str]:
@@ -91,6 +99,7 @@ class XlaGymEnv(gymnasium.Env):
         reward_scale: str | None = None,
         max_episode_steps: int | None = 20,
         stop_action: bool = False,
+        mask: str = "known",
         service: str | None = None,
         render_mode: str | None = None,
         **make_kwargs: Any,
@@ -101,6 +110,8 @@ class XlaGymEnv(gymnasium.Env):
             raise ValueError(f"Expected reward_scale None or 'initial', got {reward_scale!r}")
         if render_mode not in (None, "ansi"):
             raise ValueError(f"Expected render_mode None or 'ansi', got {render_mode!r}")
+        if mask not in MASKS:
+            raise ValueError(f"Expected mask one of {MASKS}, got {mask!r}")
         self.benchmarks = resolve_benchmarks(benchmarks)
         names = [observation] if isinstance(observation, str) else list(observation)
         self._converters: dict[str, Converter] = {name: converter(name) for name in names}
@@ -116,6 +127,7 @@ class XlaGymEnv(gymnasium.Env):
         self.max_episode_steps = max_episode_steps
         self.reward_scale = reward_scale
         self.render_mode = render_mode
+        self.mask = mask
         import compiler_gym
 
         self.env = compiler_gym.make(
@@ -130,6 +142,7 @@ class XlaGymEnv(gymnasium.Env):
         self._steps = 0
         self._benchmark = self.benchmarks[0]
         self._mask = np.ones(len(self.action_names), dtype=np.int8)
+        self._futile: set[int] = set()  # mask="episode": passes seen to change nothing at this state
 
     # ---------------------------------------------------------------- Gymnasium
 
@@ -142,6 +155,7 @@ class XlaGymEnv(gymnasium.Env):
         ]
         self.env.reset(benchmark=benchmark)
         self._benchmark, self._steps = str(benchmark), 0
+        self._futile.clear()
         self._scale = float(max(self.env.observation["OpCountInitial"], 1)) if self.reward_scale else 1.0
         observation, outcomes = self._observe()
         return observation, self._info(None, False, "", outcomes)
@@ -155,16 +169,21 @@ class XlaGymEnv(gymnasium.Env):
         if self.stop_action and index == len(PASS_NAMES):
             observation, outcomes = self._observe()
             return observation, 0.0, True, truncated, self._info("stop", False, "", outcomes)
-        spaces_ = [c.source for c in self._converters.values()] + [_OUTCOMES]
+        spaces_ = [c.source for c in self._converters.values()] + self._outcome_spaces()
         values, reward, done, info = self.env.step(index, observation_spaces=spaces_, reward_spaces=[self.env.reward_space])
         if done and "error_details" in info:  # the service is gone: CompilerGym's convention
             raise RuntimeError(f"The xla-v0 service ended the episode: {info['error_details']}")
-        observation = self._convert(values[:-1])
+        observation = self._convert(values[: len(self._converters)])
         changed = not info.get("action_had_no_effect", False)
+        if changed:
+            self._futile.clear()
+        else:
+            self._futile.add(index)
         self.env.episode_reward = (self.env.episode_reward or 0.0) + float(reward[0])
         scaled = float(reward[0]) / self._scale
+        outcomes = values[-1] if self.mask == "known" else None
         return observation, scaled, bool(done), truncated, self._info(
-            PASS_NAMES[index], changed, info.get("pass_error", ""), values[-1]
+            PASS_NAMES[index], changed, info.get("pass_error", ""), outcomes
         )
 
     def render(self) -> Any:
@@ -188,18 +207,27 @@ class XlaGymEnv(gymnasium.Env):
         """The CompilerGym env underneath (``commandline()``, ``state``, ``validate()``...)."""
         return self.env
 
+    def _outcome_spaces(self) -> list[str]:
+        """``PassOutcomes`` where the mask reads it (mask="known"); none otherwise."""
+        return [_OUTCOMES] if self.mask == "known" else []
+
     def _observe(self) -> tuple[Any, Any]:
-        names = [c.source for c in self._converters.values()] + [_OUTCOMES]
+        names = [c.source for c in self._converters.values()] + self._outcome_spaces()
         values = [self.env.observation[n] for n in names]
-        return self._convert(values[:-1]), values[-1]
+        return self._convert(values[: len(self._converters)]), values[-1] if self.mask == "known" else None
 
     def _convert(self, values: Sequence[Any]) -> Any:
         converted = {name: c.convert(v) for (name, c), v in zip(self._converters.items(), values)}
         return next(iter(converted.values())) if self._single else converted
 
     def _info(self, name: str | None, changed: bool, error: str, outcomes: Any) -> dict[str, Any]:
-        known = np.asarray(outcomes, dtype=np.int64)
-        self._mask[: len(PASS_NAMES)] = (known != 2) & (known != 3)
+        """``info``; ``outcomes`` is ``PassOutcomes`` (mask="known") or None (mask="episode")."""
+        if outcomes is None:
+            self._mask[: len(PASS_NAMES)] = 1
+            self._mask[list(self._futile)] = 0
+        else:
+            known = np.asarray(outcomes, dtype=np.int64)
+            self._mask[: len(PASS_NAMES)] = (known != 2) & (known != 3)
         return {
             "benchmark": self._benchmark,
             "pass": name,

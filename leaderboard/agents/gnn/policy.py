@@ -9,12 +9,13 @@ says the same without variables.
 
 It sees what training saw, through the stock CompilerGym env's observation
 spaces: ``HloGraphArrays`` (``xla_service.env.graph.unpack``, then
-``model.to_data`` with the run's ``--max-nodes``) and ``PassOutcomes``
-(passes known to change nothing or fail are masked, as the Gymnasium env's
-``action_mask``). As ``leaderboard.agents.rl.policy``: it takes its most
-likely allowed action for the run's ``episode_length`` steps, never retaking
-from the same state an action that changed nothing or that XLA failed on,
-and stops early when the stop action is its choice; the best state on the
+``model.to_data`` with the run's ``--max-nodes``) and, for a run trained with
+``--mask known`` (the default), ``PassOutcomes`` (passes known to change nothing
+or fail are masked, as the Gymnasium env's ``action_mask``; a run trained with
+``--mask episode`` masks only what its own episode saw, as in training). As
+``leaderboard.agents.rl.policy``: it takes its most likely allowed action
+for the run's ``episode_length`` steps, never retaking from the same state an
+action that changed nothing or that XLA failed on, and stops early when the stop action is its choice; the best state on the
 trajectory (fewest ops) is kept by resetting and replaying the best prefix
 (cached in the service, so cheap).
 """
@@ -74,8 +75,10 @@ class GnnPolicy:
         return [int(a) for a in np.argsort(-scores, kind="stable") if mask[a]]
 
     def __call__(self, env: CompilerEnv) -> None:
+        known = self.args.get("mask", "known") == "known"
+
         def choose(futile: set[int]) -> int | None:
-            mask = action_mask(env.observation["PassOutcomes"])
+            mask = action_mask(env.observation["PassOutcomes"] if known else np.zeros(STOP))
             mask[list(futile)] = 0
             action = self.preferences(unpack(env.observation["HloGraphArrays"]), mask)[0]
             return None if action == STOP else action

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from leaderboard.agents.arguments import dataclass_parser, experience_store
+from xla_service.gym.env import MASKS
 
 __all__ = ["Args", "latest_checkpoint", "parse_args", "run_name", "train", "trim_episodes"]
 
@@ -55,6 +56,8 @@ class Args:
     """rollout length per environment and update"""
     episode_length: int = 20
     """steps per episode, unless the agent stops it earlier"""
+    mask: str = "known"
+    """the env's action_mask: "known" (passes the service's cache or experience store knows change nothing or fail here: fewest wasted steps, but two runs act alike only if their stores know the same) or "episode" (only what this episode saw: a seeded run repeats on any machine)"""
     learning_rate: float = 2.5e-4
     """Adam's learning rate"""
     anneal_lr: bool = True
@@ -112,6 +115,8 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
             parser.error(f"--{name.replace('_', '-')}: expected >= 1, got {getattr(args, name)}")
     if args.num_minibatches > args.n_envs * args.num_steps:
         parser.error(f"--num-minibatches {args.num_minibatches} > the rollout's {args.n_envs * args.num_steps} steps")
+    if args.mask not in MASKS:
+        parser.error(f"--mask: expected one of {', '.join(MASKS)}, got {args.mask!r}")
     return args
 
 
@@ -153,7 +158,7 @@ def _make_env(args: Args, benchmarks: Sequence[str]) -> Any:
 
     return gymnasium.make(
         "xla-v0", benchmarks=benchmarks, observation="HloGraphArrays", reward="OpCount",
-        reward_scale="initial", max_episode_steps=args.episode_length, stop_action=True,
+        reward_scale="initial", max_episode_steps=args.episode_length, stop_action=True, mask=args.mask,
     )
 
 

@@ -7,11 +7,12 @@ or a smaller ``--total-env-steps``) loses at most the iteration it was in. A res
 may change its budget (``--total-env-steps``, ``--max-minutes``, ``--checkpoints``), not
 the experiment.
 
-The agent's state is restored exactly; the env's is not. The env's ``action_mask`` comes
-from what the service's cache and the experience store know (passes known to change
-nothing), and a resumed run starts a new service, so from the resume on it collects other
-steps than an unstopped run would, as two runs of one seed do when the store differs
-(with ``XLA_GYM_STORE=off`` and no stop, a seed's run is the same every time).
+The agent's state is restored exactly; the env's is not. With ``--mask known`` (the default)
+the env's ``action_mask`` comes from what the service's cache and the experience store know
+(passes known to change nothing), and a resumed run starts a new service, so from the resume
+on it collects other steps than an unstopped run would, as two runs of one seed do when the
+store differs. With ``--mask episode`` the mask follows only the episode's own steps, and a
+seed's run is the same every time, on any store.
 """
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ __all__ = ["MAY_CHANGE", "STATE", "Progress", "load", "save"]
 STATE = "state.pt"
 #: Arguments a resumed run may change: its budget and where it is, not the experiment.
 MAY_CHANGE = frozenset({"total_env_steps", "max_minutes", "checkpoints", "resume", "out"})
+#: Arguments added since runs were first saved, with the value those runs had.
+ADDED = {"mask": "known"}
 
 
 @dataclass
@@ -74,9 +77,10 @@ def load(
     if not path.exists():
         return None
     saved = torch.load(path, map_location="cpu", weights_only=False)
+    had = {**ADDED, **saved["args"]}
     differ = [
-        f"--{k.replace('_', '-')}: the run has {saved['args'].get(k)!r}, got {v!r}"
-        for k, v in args.items() if k not in MAY_CHANGE and saved["args"].get(k) != v
+        f"--{k.replace('_', '-')}: the run has {had.get(k)!r}, got {v!r}"
+        for k, v in args.items() if k not in MAY_CHANGE and had.get(k) != v
     ]
     if differ:
         raise ValueError(f"cannot resume {run}, it was trained with other arguments: " + "; ".join(differ))

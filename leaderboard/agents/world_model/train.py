@@ -50,6 +50,7 @@ from leaderboard.agents.world_model import resume
 from leaderboard.agents.world_model.data import Transitions, collect, from_export, random_chooser
 from leaderboard.agents.world_model.evaluate import model_metrics
 from leaderboard.agents.world_model.model import WorldModel, fit
+from xla_service.gym.env import MASKS
 
 __all__ = ["Args", "parse_args", "run_name", "train"]
 
@@ -70,6 +71,8 @@ class Args:
     """real steps of the controller per Dyna iteration"""
     episode_length: int = 20
     """passes per real episode, and per benchmark when acting"""
+    mask: str = "known"
+    """the env's action_mask: "known" (passes the service's cache or experience store knows change nothing or fail here: fewest wasted steps, but two runs act alike only if their stores know the same) or "episode" (only what this episode saw: a seeded run repeats on any machine)"""
     epsilon: float = 0.2
     """probability of a random (masked) action when the controller collects"""
     offline_data: str = ""
@@ -137,6 +140,8 @@ def parse_args(argv: Sequence[str] | None = None) -> Args:
         parser.error(f"--threads: expected >= 1, got {args.threads}")
     if not 0.0 <= args.epsilon <= 1.0:
         parser.error(f"--epsilon: expected a probability, got {args.epsilon}")
+    if args.mask not in MASKS:
+        parser.error(f"--mask: expected one of {', '.join(MASKS)}, got {args.mask!r}")
     return args
 
 
@@ -170,7 +175,7 @@ def _env(args: Args) -> Any:
         benchmarks = benchmarks[: args.max_train_benchmarks]
     return gymnasium.make(
         "xla_service.gym:xla-v0", benchmarks=benchmarks, observation=["OpcodeCounts", "OpCount"],
-        reward="OpCount", max_episode_steps=args.episode_length,
+        reward="OpCount", max_episode_steps=args.episode_length, mask=args.mask,
     )
 
 
