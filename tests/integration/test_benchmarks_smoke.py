@@ -41,6 +41,8 @@ SCRIPTS = {
     ],
     "check_identical.py": ["RESULT: identical:"],
     "measure_gnn.py": ["network: hidden 64", "whole graph): act", "update", "peak RSS"],
+    "measure_mask.py": ["MASK known, new store:", "MASK episode, store knowing the first time:",
+                        "REPEATS episode: 2 of 2 episodes"],
     "measure_runtime_noise.py": ["twin: the module after", "two services", "one worker, one executable",
                                  "NOISE RATIO median, one service, one worker / two services:",
                                  "NOISE RATIO minimum / median, two services:"],

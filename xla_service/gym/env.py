@@ -29,9 +29,9 @@ service, so the two share the engine, its cache and the experience store.
   action is always 1). Which passes it masks, ``mask=``:
 
   - ``"known"`` (default): those known, from the service's cache or the
-    experience store, to change nothing or fail at this state. The fewest
-    wasted steps, but the mask follows what the store holds: two runs with the
-    same seed act alike only if their stores know the same.
+    experience store, to change nothing or fail at this state, even if this
+    episode never tried them there. The mask follows what the store holds:
+    two runs with the same seed act alike only if their stores know the same.
   - ``"episode"``: those this episode tried at this state and saw change
     nothing or fail (cleared when a pass changes the module). It follows only
     the episode's own steps, so seeded runs repeat on any machine and store.

@@ -57,7 +57,7 @@ class Args:
     episode_length: int = 20
     """steps per episode, unless the agent stops it earlier"""
     mask: str = "known"
-    """the env's action_mask: "known" (passes the service's cache or experience store knows change nothing or fail here: fewest wasted steps, but two runs act alike only if their stores know the same) or "episode" (only what this episode saw: a seeded run repeats on any machine)"""
+    """the env's action_mask: "known" (passes the service's cache or experience store knows change nothing or fail here, even before this run tries them; two runs act alike only if their stores know the same) or "episode" (only what this episode saw: a seeded run repeats on any machine)"""
     learning_rate: float = 2.5e-4
     """Adam's learning rate"""
     anneal_lr: bool = True

@@ -72,7 +72,7 @@ class Args:
     episode_length: int = 20
     """passes per real episode, and per benchmark when acting"""
     mask: str = "known"
-    """the env's action_mask: "known" (passes the service's cache or experience store knows change nothing or fail here: fewest wasted steps, but two runs act alike only if their stores know the same) or "episode" (only what this episode saw: a seeded run repeats on any machine)"""
+    """the env's action_mask: "known" (passes the service's cache or experience store knows change nothing or fail here, even before this run tries them; two runs act alike only if their stores know the same) or "episode" (only what this episode saw: a seeded run repeats on any machine)"""
     epsilon: float = 0.2
     """probability of a random (masked) action when the controller collects"""
     offline_data: str = ""
