@@ -48,10 +48,11 @@ from gymnasium import spaces
 from xla_service.catalog.passes import PASS_NAMES
 from xla_service.gym.spaces import Converter, converter
 
-__all__ = ["XlaGymEnv", "resolve_benchmarks"]
+__all__ = ["MASKS", "XlaGymEnv", "resolve_benchmarks"]
 
 _OUTCOMES = "PassOutcomes"
 _ERROR = "PassError"
+#: The ``mask=`` values: where ``info["action_mask"]`` learns which passes to rule out.
 MASKS = ("known", "episode")
 
 

@@ -15,9 +15,10 @@ or fail are masked, as the Gymnasium env's ``action_mask``; a run trained with
 ``--mask episode`` masks only what its own episode saw, as in training). As
 ``leaderboard.agents.rl.policy``: it takes its most likely allowed action
 for the run's ``episode_length`` steps, never retaking from the same state an
-action that changed nothing or that XLA failed on, and stops early when the stop action is its choice; the best state on the
-trajectory (fewest ops) is kept by resetting and replaying the best prefix
-(cached in the service, so cheap).
+action that changed nothing or that XLA failed on, and stops early when the
+stop action is its choice; the best state on the trajectory (fewest ops) is
+kept by resetting and replaying the best prefix (cached in the service, so
+cheap).
 """
 from __future__ import annotations
 
