@@ -51,7 +51,6 @@ from xla_service.gym.spaces import Converter, converter
 __all__ = ["MASKS", "XlaGymEnv", "resolve_benchmarks"]
 
 _OUTCOMES = "PassOutcomes"
-_ERROR = "PassError"
 #: The ``mask=`` values: where ``info["action_mask"]`` learns which passes to rule out.
 MASKS = ("known", "episode")
 
@@ -129,6 +128,8 @@ class XlaGymEnv(gymnasium.Env):
         self.reward_scale = reward_scale
         self.render_mode = render_mode
         self.mask = mask
+        # what every reset and step asks the service for: the observations, then what the mask reads
+        self._spaces = [c.source for c in self._converters.values()] + ([_OUTCOMES] if mask == "known" else [])
         import compiler_gym
 
         self.env = compiler_gym.make(
@@ -170,11 +171,12 @@ class XlaGymEnv(gymnasium.Env):
         if self.stop_action and index == len(PASS_NAMES):
             observation, outcomes = self._observe()
             return observation, 0.0, True, truncated, self._info("stop", False, "", outcomes)
-        spaces_ = [c.source for c in self._converters.values()] + self._outcome_spaces()
-        values, reward, done, info = self.env.step(index, observation_spaces=spaces_, reward_spaces=[self.env.reward_space])
+        values, reward, done, info = self.env.step(
+            index, observation_spaces=self._spaces, reward_spaces=[self.env.reward_space]
+        )
         if done and "error_details" in info:  # the service is gone: CompilerGym's convention
             raise RuntimeError(f"The xla-v0 service ended the episode: {info['error_details']}")
-        observation = self._convert(values[: len(self._converters)])
+        observation, outcomes = self._split(values)
         changed = not info.get("action_had_no_effect", False)
         if changed:
             self._futile.clear()
@@ -182,7 +184,6 @@ class XlaGymEnv(gymnasium.Env):
             self._futile.add(index)
         self.env.episode_reward = (self.env.episode_reward or 0.0) + float(reward[0])
         scaled = float(reward[0]) / self._scale
-        outcomes = values[-1] if self.mask == "known" else None
         return observation, scaled, bool(done), truncated, self._info(
             PASS_NAMES[index], changed, info.get("pass_error", ""), outcomes
         )
@@ -208,14 +209,13 @@ class XlaGymEnv(gymnasium.Env):
         """The CompilerGym env underneath (``commandline()``, ``state``, ``validate()``...)."""
         return self.env
 
-    def _outcome_spaces(self) -> list[str]:
-        """``PassOutcomes`` where the mask reads it (mask="known"); none otherwise."""
-        return [_OUTCOMES] if self.mask == "known" else []
-
     def _observe(self) -> tuple[Any, Any]:
-        names = [c.source for c in self._converters.values()] + self._outcome_spaces()
-        values = [self.env.observation[n] for n in names]
-        return self._convert(values[: len(self._converters)]), values[-1] if self.mask == "known" else None
+        return self._split([self.env.observation[n] for n in self._spaces])
+
+    def _split(self, values: Sequence[Any]) -> tuple[Any, Any]:
+        """The values of ``self._spaces`` as (observation, ``PassOutcomes`` or None: mask="episode")."""
+        n = len(self._converters)
+        return self._convert(values[:n]), values[n] if len(values) > n else None
 
     def _convert(self, values: Sequence[Any]) -> Any:
         converted = {name: c.convert(v) for (name, c), v in zip(self._converters.items(), values)}
