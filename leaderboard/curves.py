@@ -3,9 +3,10 @@
 ``python -m leaderboard.curves LABEL=GLOB [LABEL=GLOB ...] --out curves.png``
 
 Each ``LABEL=GLOB[,GLOB...]`` names one training configuration and matches its
-finished run folders (``leaderboard.agents.rl.train --out``, with a
-``model.zip``: a run still training is left out), one per seed. A run's
-curve is the rolling mean of its episode returns (SB3's ``monitor-*.csv``)
+finished run folders (``leaderboard.agents.rl.train --out`` with a
+``model.zip``, or ``leaderboard.agents.gnn.train --out`` with a ``model.pt``:
+a run still training is left out), one per seed. A run's curve is the rolling
+mean of its episode returns (SB3's ``monitor-*.csv``, the GNN's ``episodes.csv``)
 against environment steps (``leaderboard.figures.rolling_returns``); the
 curves are read at common steps, up to the shortest run, and drawn as the
 mean across seeds with a 95% Student-t band (``leaderboard.seeds``). Returns
@@ -44,11 +45,16 @@ def curve(runs: Sequence[Path], points: int = 50, window: int = 20) -> tuple[lis
     curves = [rolling_returns(run, window) for run in runs]
     empty = [str(run) for run, (steps, _) in zip(runs, curves) if not steps]
     if empty or not curves:
-        raise ValueError(f"expected runs with monitor-*.csv episodes, got none in {empty or 'no runs'}")
+        raise ValueError(f"expected runs with episodes (monitor-*.csv or episodes.csv), got none in {empty or 'no runs'}")
     last = min(steps[-1] for steps, _ in curves)
     first = max(steps[0] for steps, _ in curves)
     grid = sorted({first + (last - first) * i // max(points - 1, 1) for i in range(points)})
     return grid, [across_seeds([_at(steps, values, step) for steps, values in curves]) for step in grid]
+
+
+def _finished(run: Path) -> bool:
+    """Whether ``run`` has its final model: ``model.zip`` (SB3 agents) or ``model.pt`` (the GNN)."""
+    return (run / "model.zip").is_file() or (run / "model.pt").is_file()
 
 
 def _whole(run: Path) -> bool:
@@ -80,7 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "=" not in item:
             parser.error(f"expected LABEL=GLOB, got {item!r}")
         label, pattern = item.split("=", 1)
-        runs = sorted({Path(p) for part in pattern.split(",") for p in glob.glob(part) if Path(p, "model.zip").is_file()})
+        runs = sorted({Path(p) for part in pattern.split(",") for p in glob.glob(part) if _finished(Path(p))})
         runs = [run for run in runs if _whole(run)]
         if not runs:
             print(f"{label}: no finished run folders match {pattern!r}, left out", file=sys.stderr)

@@ -216,15 +216,30 @@ def reward_space_of(run: Path) -> str:
         return "OpCount"
 
 
+def _episodes(run: Path) -> list[tuple[int, float]]:
+    """A run's episodes in time order, as (env steps so far, return): SB3's ``monitor-*.csv``,
+    or else the GNN agent's ``episodes.csv`` (its ``step`` column: env steps when the episode ended)."""
+    monitors = sorted(row for m in run.glob("monitor-*.csv") for row in _monitor(m))
+    if monitors:
+        total, rows = 0, []
+        for _, length, episode_return in monitors:
+            total += length
+            rows.append((total, episode_return))
+        return rows
+    if not (run / "episodes.csv").is_file():
+        return []
+    with open(run / "episodes.csv") as f:
+        return sorted(((int(r["step"]), float(r["return"])) for r in csv.DictReader(f)), key=lambda row: row[0])
+
+
 def rolling_returns(run: Path, window: int = 20) -> tuple[list[int], list[float]]:
     """A run's episodes in time order: (env steps so far, mean return of the last ``window``)."""
-    episodes = sorted(row for m in run.glob("monitor-*.csv") for row in _monitor(m))
-    steps, returns, total = [], [], 0
-    for i, (_, length, _) in enumerate(episodes):
-        total += length
+    episodes = _episodes(run)
+    steps, returns = [], []
+    for i, (step, _) in enumerate(episodes):
         recent = episodes[max(0, i - window + 1) : i + 1]
-        steps.append(total)
-        returns.append(sum(r for _, _, r in recent) / len(recent))
+        steps.append(step)
+        returns.append(sum(r for _, r in recent) / len(recent))
     return steps, returns
 
 

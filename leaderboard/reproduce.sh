@@ -379,7 +379,8 @@ figures)
     $PY -m leaderboard.headroom --split heldout
     $PY -m leaderboard.curves --out leaderboard/figures/budget_training.png \
         "PPO=$RUNS/budget/ppo-OpCount-seed*" "PPO + shaping=$RUNS/budget/ppo-OpCountShaped-seed*" \
-        --title "PPO and PPO + shaping at 20,000 env steps (mean across seeds, 95% CI)"
+        "GNN PPO=$AGENTS/gnn/runs/budget/gnn-gpt2-seed*" \
+        --title "PPO, PPO + shaping and the GNN at 20,000 env steps (mean across seeds, 95% CI)"
     $PY -m leaderboard.curves --out leaderboard/figures/generalize_training.png \
         "GPT-2=$RUNS/ppo-OpCount-seed*" "six families=$RUNS/generalize/six/*" \
         "generator=$RUNS/generalize/generator/*" "six families + generator=$RUNS/generalize/mixed/*" \

@@ -33,7 +33,7 @@ def test_curves_are_read_at_common_steps_up_to_the_shortest_run(tmp_path):
 
 def test_a_run_without_episodes_is_named(tmp_path):
     _run(tmp_path / "empty", [])
-    with pytest.raises(ValueError, match="expected runs with monitor"):
+    with pytest.raises(ValueError, match="expected runs with episodes"):
         curve([tmp_path / "empty"])
 
 
@@ -66,3 +66,22 @@ def test_resumed_pieces_stay_in_order_and_runs_missing_steps_are_left_out(tmp_pa
 
     width, height = Image.open(out).size
     assert width > 1.5 * height  # two panels: OpCount and OpCountShaped returns have different scales
+
+
+def test_gnn_runs_are_read_from_episodes_csv_at_their_env_steps(tmp_path, capsys):
+    gnn = tmp_path / "gnn-seed0"
+    gnn.mkdir()
+    # two envs: episodes end at the same global step, in the order the envs were stepped
+    rows = ["step,benchmark,return,length,stopped", "40,a,0.1,20,0", "40,b,0.3,20,0", "60,a,0.5,10,1"]
+    (gnn / "episodes.csv").write_text("\n".join(rows) + "\n")
+    (gnn / "args.json").write_text(json.dumps({"args": {"seed": 0}}))  # no reward_space: OpCount
+    steps, stats = curve([gnn], points=2, window=2)
+    assert steps == [40, 60]
+    assert [m for m, _, _ in stats] == pytest.approx([0.2, 0.4])
+    out = tmp_path / "curves.png"
+    assert main([f"GNN={gnn}", "--out", str(out)]) == 0
+    assert "GNN: no finished run folders match" in capsys.readouterr().err  # no model.pt yet: still training
+    (gnn / "model.pt").write_bytes(b"")
+    _run(tmp_path / "ppo-seed0", [(0.1, 1), (0.2, 2)])
+    assert main([f"GNN={gnn}", f"PPO={tmp_path}/ppo-seed0", "--out", str(out)]) == 0
+    assert "no finished run folders" not in capsys.readouterr().err
