@@ -14,10 +14,11 @@ of the ``OpCount`` reward are fractions of each training benchmark's initial
 op count, so curves of different training sets say how fast each set is
 learned, not which policy is better on the test split (``leaderboard.seeds``
 says that). Other rewards (``OpCountShaped``) have other scales: each reward
-space gets its own panel. A run whose monitor files hold fewer than 90% of the
+space gets its own panel. A run whose episode files hold fewer than 90% of the
 env steps it trained (``result.json``: e.g. a run resumed before monitors
 were kept across resumes, or a monitor file lost) is left out, with a note:
-its curve would have a gap.
+its curve would have a gap. A malformed episode file stops the command with
+its path, line and expected columns.
 """
 from __future__ import annotations
 
@@ -58,7 +59,8 @@ def _finished(run: Path) -> bool:
 
 
 def _whole(run: Path) -> bool:
-    """Whether ``run``'s monitors hold >= 90% of the env steps of its ``result.json`` (no file: yes)."""
+    """Whether ``run``'s episodes (monitors or ``episodes.csv``) hold >= 90% of the env steps of its
+    ``result.json`` (no file: yes)."""
     try:
         trained = int(json.loads((run / "result.json").read_text())["timesteps"])
     except (OSError, KeyError, ValueError):
@@ -66,7 +68,7 @@ def _whole(run: Path) -> bool:
     steps, _ = rolling_returns(run)
     if steps and steps[-1] >= 0.9 * trained:
         return True
-    print(f"{run}: its monitors hold {steps[-1] if steps else 0} of its {trained} env steps (overwritten by "
+    print(f"{run}: its episode files hold {steps[-1] if steps else 0} of its {trained} env steps (overwritten by "
           "a resume before monitors were kept across resumes, or lost), left out", file=sys.stderr)
     return False
 
@@ -87,7 +89,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"expected LABEL=GLOB, got {item!r}")
         label, pattern = item.split("=", 1)
         runs = sorted({Path(p) for part in pattern.split(",") for p in glob.glob(part) if _finished(Path(p))})
-        runs = [run for run in runs if _whole(run)]
+        try:
+            runs = [run for run in runs if _whole(run)]
+        except ValueError as e:  # a malformed monitor or episodes.csv
+            parser.error(str(e))
         if not runs:
             print(f"{label}: no finished run folders match {pattern!r}, left out", file=sys.stderr)
             continue
@@ -96,7 +101,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     color = 0
     for ax, (space, configurations) in zip(axes[0], panels.items()):
         for label, runs in configurations:
-            steps, stats = curve(runs, args.points, args.window)
+            try:
+                steps, stats = curve(runs, args.points, args.window)
+            except ValueError as e:  # runs without episodes
+                parser.error(f"{label}: {e}")
             ax.plot(steps, [m for m, _, _ in stats], color=COLORS[color % len(COLORS)],
                     label=f"{label} ({len(runs)} seed{'s' * (len(runs) > 1)})")
             if len(runs) > 1:

@@ -198,13 +198,17 @@ def _monitor(path: Path) -> list[tuple[float, int, float]]:
     rows: list[tuple[float, int, float]] = []
     offset = last = 0.0
     with open(path) as f:
-        next(f)  # the JSON header line
-        for r in csv.DictReader(f):
-            t = float(r["t"]) + offset
+        next(f, None)  # the JSON header line
+        for line, r in enumerate(csv.DictReader(f), start=3):
+            try:
+                seconds, length, episode_return = float(r["t"]), int(r["l"]), float(r["r"])
+            except (KeyError, TypeError, ValueError) as e:
+                raise ValueError(f"{path}:{line}: expected an SB3 monitor row with numbers in columns r, l and t, got {dict(r)}") from e
+            t = seconds + offset
             if t < last:
-                offset, t = last, float(r["t"]) + last
+                offset, t = last, seconds + last
             last = t
-            rows.append((t, int(r["l"]), float(r["r"])))
+            rows.append((t, length, episode_return))
     return rows
 
 
@@ -228,8 +232,14 @@ def _episodes(run: Path) -> list[tuple[int, float]]:
         return rows
     if not (run / "episodes.csv").is_file():
         return []
+    rows = []
     with open(run / "episodes.csv") as f:
-        return sorted(((int(r["step"]), float(r["return"])) for r in csv.DictReader(f)), key=lambda row: row[0])
+        for line, r in enumerate(csv.DictReader(f), start=2):
+            try:
+                rows.append((int(r["step"]), float(r["return"])))
+            except (KeyError, TypeError, ValueError) as e:
+                raise ValueError(f"{run / 'episodes.csv'}:{line}: expected numbers in columns step and return, got {dict(r)}") from e
+    return sorted(rows, key=lambda row: row[0])
 
 
 def rolling_returns(run: Path, window: int = 20) -> tuple[list[int], list[float]]:

@@ -61,7 +61,7 @@ def test_resumed_pieces_stay_in_order_and_runs_missing_steps_are_left_out(tmp_pa
     _run(tmp_path / "shaped", [(300.0, 1), (500.0, 2)], reward="OpCountShaped")
     out = tmp_path / "curves.png"
     assert main([f"A={tmp_path}/resumed,{tmp_path}/lost", f"S={tmp_path}/shaped", "--out", str(out)]) == 0
-    assert "lost: its monitors hold 10 of its 40 env steps" in capsys.readouterr().err
+    assert "lost: its episode files hold 10 of its 40 env steps" in capsys.readouterr().err
     from PIL import Image
 
     width, height = Image.open(out).size
@@ -85,3 +85,24 @@ def test_gnn_runs_are_read_from_episodes_csv_at_their_env_steps(tmp_path, capsys
     _run(tmp_path / "ppo-seed0", [(0.1, 1), (0.2, 2)])
     assert main([f"GNN={gnn}", f"PPO={tmp_path}/ppo-seed0", "--out", str(out)]) == 0
     assert "no finished run folders" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "name, text, where",
+    [
+        ("monitor-0.monitor.csv", '#{"t_start": 0}\nr,l,t\n0.1,10,1\n0.2,ten,2\n', "monitor-0.monitor.csv:4"),
+        ("monitor-0.monitor.csv", '#{"t_start": 0}\nreturn,length\n0.1,10\n', "monitor-0.monitor.csv:3"),
+        ("episodes.csv", "step,return\n20,0.1\n40\n", "episodes.csv:3"),
+    ],
+)
+def test_a_malformed_episode_file_is_named_with_its_line(tmp_path, capsys, name, text, where):
+    run = tmp_path / "run-seed0"
+    run.mkdir()
+    (run / "model.zip").write_bytes(b"")
+    (run / "result.json").write_text(json.dumps({"timesteps": 40}))
+    (run / name).write_text(text)
+    with pytest.raises(ValueError, match=f"{where}: expected"):
+        curve([run])
+    with pytest.raises(SystemExit):
+        main([f"R={run}", "--out", str(tmp_path / "curves.png")])
+    assert where in capsys.readouterr().err
