@@ -19,6 +19,7 @@
 #   bash leaderboard/reproduce.sh figures    # leaderboard/figures/*.png and the README's table
 #   bash leaderboard/reproduce.sh gnn        # graph agent: GPT-2 and mixed train splits, 3 seeds each, full test split
 #   bash leaderboard/reproduce.sh gnn_lr     # graph agent on GPT-2 with learning rate 1e-3 (4x), 3 seeds, full test split
+#   bash leaderboard/reproduce.sh gnn_store_off  # the 20,000-step GNN runs on the test split with the experience store off
 #   bash leaderboard/reproduce.sh world_model  # world model + controller: 3 seeds (GPT-2 train split), full test split
 #   bash leaderboard/reproduce.sh world_model_plans  # its planners compared on the validation split (750-step models: GPT-2, six splits)
 #   bash leaderboard/reproduce.sh world_model_six  # the world model trained on the six train splits, 750 real steps, 3 seeds
@@ -424,6 +425,18 @@ gnn_lr)  # the graph agent on GPT-2 again with 4x the learning rate (1e-3): the 
     # how far each update moved the policy, at both learning rates (TensorBoard's scalars)
     $PY -m leaderboard.scalars "$AGENTS/gnn/runs/gnn-gpt2-seed*" "$LR/gnn-gpt2-seed*"
     ;;
+gnn_store_off)  # the budget stage's GNN runs (20,000 steps) on the test split with the experience store off:
+    # the committed GNN results masked the passes the store already knew to change nothing at each state (PassOutcomes,
+    # as the runs were trained), knowledge that other agents' searches of the same test modules had put there; PPO
+    # never reads it. With XLA_GYM_STORE=off the policy knows only what its own evaluation saw, on any machine
+    for seed in 0 1 2; do
+        results=$AGENTS/gnn/results/budget/store-off/gnn-gpt2-seed$seed-test.csv
+        XLA_GYM_STORE=off XLA_GYM_GNN_RUN=$AGENTS/gnn/runs/budget/gnn-gpt2-seed$seed \
+            evaluate "$results" "leaderboard.agents.gnn.policy:from_env()" --split test
+        summarize "$results"
+    done
+    $PY -m leaderboard.seeds --preset budget --figure leaderboard/figures/budget.png
+    ;;
 world_model)  # Dyna: 4000 real env steps per seed (the RL runs' budget; checkpoints at 750, 1000, 2000), the full test split
     WM=$AGENTS/world_model
     for seed in 0 1 2; do
@@ -446,9 +459,12 @@ world_model)  # Dyna: 4000 real env steps per seed (the RL runs' budget; checkpo
                     "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', checkpoint=$steps, plan='$plan')"
             done
         done
-        # plan='score' (the lookahead's score alone, chosen on the validation split below) at 750 real steps
-        [[ -f $run/checkpoints/model-750.pt ]] && evaluate $WM/results/wm-xla-gpt2-v0-score-steps750-seed$seed-test.csv \
-            "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', checkpoint=750, plan='score')"
+        # plan='score' (the lookahead's score alone, chosen on the validation split below at 750 real steps)
+        # at each checkpoint
+        for steps in 750 1000 2000; do
+            [[ -f $run/checkpoints/model-$steps.pt ]] && evaluate $WM/results/wm-xla-gpt2-v0-score-steps$steps-seed$seed-test.csv \
+                "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', checkpoint=$steps, plan='score')"
+        done
         for results in $WM/results/wm-xla-gpt2-v0-*seed$seed-test.csv; do
             summarize "$results"
         done

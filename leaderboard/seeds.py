@@ -117,6 +117,7 @@ PRESETS: dict[str, Preset] = {
             ("PPO + shaping, 20,000 steps", _rl("ppo-OpCountShaped", _RESULTS / "budget")),
             ("GNN PPO, 4,000 steps", _GNN_GPT2),
             ("GNN PPO, 20,000 steps", f"{_GNN}/budget/gnn-gpt2-seed*.csv"),
+            ("GNN PPO, 20,000 steps, store off", f"{_GNN}/budget/store-off/gnn-gpt2-seed*-test.csv"),  # reproduce.sh gnn_store_off
         ),
         "PPO, PPO + shaping and the GNN by training budget (GPT-2 train split)",
     ),
@@ -125,7 +126,10 @@ PRESETS: dict[str, Preset] = {
         (
             *_world_model("world model", "wm-xla-gpt2-v0"),
             *_world_model("world model + lookahead", "wm-xla-gpt2-v0-lookahead"),
-            ("world model + score plan, 750 real steps", f"{_WM}/wm-xla-gpt2-v0-score-steps750-seed*-test.csv"),
+            *(
+                (f"world model + score plan, {n:,} real steps", f"{_WM}/wm-xla-gpt2-v0-score-steps{n}-seed*-test.csv")
+                for n in (750, 1000, 2000)
+            ),
             *((f"MLP PPO, {n:,} steps", f"{_RESULTS}/steps/ppo-OpCount-steps{n}-seed*-test.csv") for n in (1000, 2000)),
             ("MLP PPO, 4,000 steps", f"{_RESULTS}/ppo-OpCount-seed*-test.csv"),
             ("six families: world model + score plan, 750 real steps", f"{_WM}/wm-six-score-steps750-seed*.csv"),

@@ -12,7 +12,12 @@ spaces: ``HloGraphArrays`` (``xla_service.env.graph.unpack``, then
 ``model.to_data`` with the run's ``--max-nodes``) and, for a run trained with
 ``--mask known`` (the default), ``PassOutcomes`` (passes known to change nothing
 or fail are masked, as the Gymnasium env's ``action_mask``; a run trained with
-``--mask episode`` masks only what its own episode saw, as in training). As
+``--mask episode`` masks only what its own episode saw, as in training).
+``PassOutcomes`` is what the service's cache and experience store know of the
+current module, so a ``known`` run's choices depend on what the store holds,
+e.g. passes other agents' searches found futile on the same test module; with
+``XLA_GYM_STORE=off`` it knows only what its own evaluation saw, like the MLP
+agents, which never read it (``reproduce.sh gnn_store_off``). As
 ``leaderboard.agents.rl.policy``: it takes its most likely allowed action
 for the run's ``episode_length`` steps, never retaking from the same state an
 action that changed nothing or that XLA failed on, and stops early when the
