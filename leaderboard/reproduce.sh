@@ -427,8 +427,8 @@ gnn_lr)  # the graph agent on GPT-2 again with 4x the learning rate (1e-3): the 
     ;;
 gnn_store_off)  # the budget stage's GNN runs (20,000 steps) on the test split with the experience store off:
     # the committed GNN results masked the passes the store already knew to change nothing at each state (PassOutcomes,
-    # as the runs were trained), knowledge that other agents' searches of the same test modules had put there; PPO
-    # never reads it. With XLA_GYM_STORE=off the policy knows only what its own evaluation saw, on any machine
+    # as the runs were trained), knowledge that earlier runs on the same test modules (e.g. the searches) had put
+    # there; PPO never reads it. With XLA_GYM_STORE=off the policy knows only what its own evaluation saw, on any machine
     for seed in 0 1 2; do
         results=$AGENTS/gnn/results/budget/store-off/gnn-gpt2-seed$seed-test.csv
         XLA_GYM_STORE=off XLA_GYM_GNN_RUN=$AGENTS/gnn/runs/budget/gnn-gpt2-seed$seed \
