@@ -19,12 +19,13 @@
 #   bash leaderboard/reproduce.sh figures    # leaderboard/figures/*.png and the README's table
 #   bash leaderboard/reproduce.sh gnn        # graph agent: GPT-2 and mixed train splits, 3 seeds each, full test split
 #   bash leaderboard/reproduce.sh gnn_lr     # graph agent on GPT-2 with learning rate 1e-3 (4x), 3 seeds, full test split
-#   bash leaderboard/reproduce.sh gnn_store_off  # the 20,000-step GNN runs on the test split with the experience store off
+#   bash leaderboard/reproduce.sh gnn_store_off  # the GNN's GPT-2 runs (4,000 and 20,000 steps) on the test split, experience store off
 #   bash leaderboard/reproduce.sh world_model  # world model + controller: 3 seeds (GPT-2 train split), full test split
 #   bash leaderboard/reproduce.sh world_model_plans  # its planners compared on the validation split (750-step models: GPT-2, six splits)
 #   bash leaderboard/reproduce.sh world_model_six  # the world model trained on the six train splits, 750 real steps, 3 seeds
 #   bash leaderboard/reproduce.sh ppo_steps  # PPO's own checkpoints (1,000, 2,000 steps; GPT-2, six splits; six: 2,500, 3,000) on the test split: score vs steps
 #   bash leaderboard/reproduce.sh world_model_six_rerun  # world_model_six again, 3 new runs, scored at 500 and 750 real steps
+#   bash leaderboard/reproduce.sh world_model_accuracy  # the world models' accuracy on the test split's transitions, per family
 #
 # A second argument keeps only the jobs whose name contains it, e.g.
 # `reproduce.sh train a2c` or `reproduce.sh search greedy` (to run jobs side by side).
@@ -425,16 +426,20 @@ gnn_lr)  # the graph agent on GPT-2 again with 4x the learning rate (1e-3): the 
     # how far each update moved the policy, at both learning rates (TensorBoard's scalars)
     $PY -m leaderboard.scalars "$AGENTS/gnn/runs/gnn-gpt2-seed*" "$LR/gnn-gpt2-seed*"
     ;;
-gnn_store_off)  # the budget stage's GNN runs (20,000 steps) on the test split with the experience store off:
-    # the committed GNN results masked the passes the store already knew to change nothing at each state (PassOutcomes,
-    # as the runs were trained), knowledge that earlier runs on the same test modules (e.g. the searches) had put
-    # there; PPO never reads it. With XLA_GYM_STORE=off the policy knows only what its own evaluation saw, on any machine
-    for seed in 0 1 2; do
-        results=$AGENTS/gnn/results/budget/store-off/gnn-gpt2-seed$seed-test.csv
-        XLA_GYM_STORE=off XLA_GYM_GNN_RUN=$AGENTS/gnn/runs/budget/gnn-gpt2-seed$seed \
-            evaluate "$results" "leaderboard.agents.gnn.policy:from_env()" --split test
-        summarize "$results"
+gnn_store_off)  # the GNN's GPT-2 runs (gnn stage: 4,000 steps; budget stage: 20,000) on the test split with the
+    # experience store off: the committed GNN results masked the passes the store already knew to change nothing at each
+    # state (PassOutcomes, as the runs were trained), knowledge that earlier runs on the same test modules (e.g. the
+    # searches) had put there; PPO never reads it. With XLA_GYM_STORE=off the policy knows only what its own evaluation
+    # saw, on any machine
+    for runs in "" budget/; do
+        for seed in 0 1 2; do
+            results=$AGENTS/gnn/results/${runs}store-off/gnn-gpt2-seed$seed-test.csv
+            XLA_GYM_STORE=off XLA_GYM_GNN_RUN=$AGENTS/gnn/runs/${runs}gnn-gpt2-seed$seed \
+                evaluate "$results" "leaderboard.agents.gnn.policy:from_env()" --split test
+            summarize "$results"
+        done
     done
+    $PY -m leaderboard.seeds --preset gnn --figure leaderboard/figures/gnn.png
     $PY -m leaderboard.seeds --preset budget --figure leaderboard/figures/budget.png
     ;;
 world_model)  # Dyna: 4000 real env steps per seed (the RL runs' budget; checkpoints at 750, 1000, 2000), the full test split
@@ -589,6 +594,12 @@ world_model_plans)  # the planners compared on the validation split (4 benchmark
         "six train splits: world model + lookahead=$VAL/wm-six-lookahead-steps750-seed*.csv" \
         "six train splits: world model + score plan=$VAL/wm-six-score-steps750-seed*.csv" \
         "six train splits: world model + guided search, 8 passes a step=$VAL/wm-six-search8-steps750-seed*.csv"
+    ;;
+world_model_accuracy)  # the committed world models on the test split's transitions, per family: 20 random-pass episodes
+    # of 20 steps a family (the env's episode mask: the same steps on any store), kept in results/accuracy/
+    ACC=$AGENTS/world_model/results/accuracy
+    $PY -m leaderboard.agents.world_model.accuracy collect --out $ACC
+    $PY -m leaderboard.agents.world_model.accuracy table --data $ACC | tee $ACC/table.md
     ;;
 *)
     sed -n '2,/^set -euo/p' "$0" | sed '$d'  # the header comment, however long

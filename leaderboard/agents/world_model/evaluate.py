@@ -30,7 +30,7 @@ import torch
 from leaderboard.agents.world_model.data import Transitions, op_counts
 from leaderboard.agents.world_model.model import WorldModel
 
-__all__ = ["drift", "main", "one_step_metrics", "model_metrics"]
+__all__ = ["drift", "load_model", "main", "one_step_metrics", "model_metrics"]
 
 
 @torch.no_grad()
@@ -80,8 +80,9 @@ def model_metrics(model: WorldModel, data: Transitions, horizon: int = 10) -> di
     return metrics
 
 
-def load_model(run: Path) -> WorldModel:
-    saved = torch.load(run / "model.pt", map_location="cpu", weights_only=False)
+def load_model(path: Path) -> WorldModel:
+    """The world model of a run folder (its ``model.pt``) or of a saved model file (e.g. ``RUN/checkpoints/model-750.pt``)."""
+    saved = torch.load(path / "model.pt" if path.is_dir() else path, map_location="cpu", weights_only=False)
     model = WorldModel(saved["args"]["ensemble"], saved["args"]["hidden"])
     model.load_state_dict(saved["world_model"])
     return model.eval()
