@@ -55,10 +55,18 @@ def test_table_scores_each_family_and_all_of_them(tmp_path):
     assert lines[5].startswith("| final | 1 | bert |")
     assert all(line.count("|") == 9 for line in lines)
 
+    short = tmp_path / "short"  # episodes shorter than the drift's 10 steps, and a row's steps with a leading zero
+    short.mkdir()
+    parts["xla-bert-v0"].subset(slice(0, 5)).save(short / "xla-bert-v0.npz")
+    text = table([("early", f"{tmp_path}/runs/wm-seed*@0750")], short)
+    assert text.splitlines()[2].startswith("| early | 2 | bert | 5 (") and text.splitlines()[2].endswith("| - |")
+
 
 def test_errors(tmp_path, capsys):
     with pytest.raises(ValueError, match="expected FAMILY.npz"):
         table([("x", "runs/*@750")], tmp_path)
+    with pytest.raises(ValueError, match="expected at least one model"):
+        row_metrics([], {})
     _transitions(np.random.default_rng(0), 1, 3).save(tmp_path / "xla-rnn-v0.npz")
     with pytest.raises(SystemExit):
         main(["table", "--data", str(tmp_path), "--row", "x=runs/*@soon"])
@@ -79,10 +87,14 @@ def test_collect_repeats_on_a_real_family(tmp_path):
     assert len(a) == 6 and sorted(set(a.episode.tolist())) == [0, 1]
     assert np.array_equal(a.action, b.action) and np.array_equal(a.state, b.state) and np.array_equal(a.reward, b.reward)
     manifest = json.loads((tmp_path / "a" / "manifest.json").read_text())
-    assert manifest["mask"] == "episode" and manifest["versions"]["jaxlib"]
+    assert manifest["mask"] == "episode" and manifest["jaxlib"]
     before = (tmp_path / "a" / "xla-rnn-v0.npz").stat().st_mtime_ns
     main(["collect", "--out", str(tmp_path / "a"), "--families", "xla-rnn-v0", "--episodes", "2", "--episode-length", "3"])
     assert (tmp_path / "a" / "xla-rnn-v0.npz").stat().st_mtime_ns == before  # a collected family is kept
+    with pytest.raises(SystemExit):  # more families only as the folder's were collected
+        main(["collect", "--out", str(tmp_path / "a"), "--families", "xla-vit-v0", "--episodes", "3", "--episode-length", "3"])
+    assert not (tmp_path / "a" / "xla-vit-v0.npz").exists()
+    assert json.loads((tmp_path / "a" / "manifest.json").read_text()) == manifest
 
 
 def test_the_readme_holds_the_committed_table(capsys):

@@ -11,11 +11,13 @@ env, into ``DIR/FAMILY.npz`` (:class:`~leaderboard.agents.world_model.data.Trans
 and ``DIR/manifest.json`` (the arguments and package versions). The env's mask
 is ``"episode"`` (only what the episode itself saw), so a seed's collection is
 the same whatever the experience store holds. A family already in ``DIR`` is
-kept.
+kept; adding families to a folder takes the arguments (and jaxlib) it was
+collected with.
 
 ``python -m leaderboard.agents.world_model.accuracy table --data DIR`` scores
 each row's models (one per seed) on each family's transitions, and on all of
-them together, with ``evaluate.model_metrics``, and prints a markdown table:
+them together, with ``evaluate.model_metrics``, and prints a markdown table
+(``-`` where no episode is 10 steps long):
 the mean over the row's models of the "changed" classifier's precision and
 recall, the op-count-change MAE in percent of the op count, and the op-count
 drift after 10 imagined steps along the random episodes. The rows are
@@ -28,6 +30,7 @@ from __future__ import annotations
 import argparse
 import glob
 import json
+import re
 import sys
 from collections.abc import Sequence
 from importlib.metadata import version
@@ -59,9 +62,14 @@ def collect_split(out: Path, families: Sequence[str], split: str, episodes: int,
     out.mkdir(parents=True, exist_ok=True)
     manifest = {
         "split": split, "episodes": episodes, "episode_length": episode_length, "seed": seed, "mask": "episode",
-        "policy": "uniformly random pass", "versions": {p: version(p) for p in ("jaxlib", "numpy")},
+        "policy": "uniformly random pass", "jaxlib": version("jaxlib"),
     }
-    (out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    path = out / "manifest.json"
+    if path.is_file():  # the folder's transitions were collected so: more families only the same way
+        saved = json.loads(path.read_text())
+        if saved != manifest:
+            raise ValueError(f"{out} holds transitions collected with {saved}: expected the same arguments, got {manifest}")
+    path.write_text(json.dumps(manifest, indent=1) + "\n")
     for family in families:
         path = out / f"{family}.npz"
         if path.is_file():
@@ -78,12 +86,17 @@ def collect_split(out: Path, families: Sequence[str], split: str, episodes: int,
         print(f"{path}: {len(data)} transitions, {int(data.changed.sum())} changed the module", file=sys.stderr)
 
 
+def _model_file(pattern: str) -> tuple[str, str]:
+    """(run glob, model file in each run) of a ``GLOB@STEPS`` row."""
+    runs, _, steps = pattern.rpartition("@")
+    if not runs or not (steps == "final" or re.fullmatch("[0-9]+", steps)):
+        raise ValueError(f"expected GLOB@STEPS (STEPS: real steps of a checkpoint, or final), got {pattern!r}")
+    return runs, "model.pt" if steps == "final" else f"checkpoints/model-{int(steps)}.pt"
+
+
 def _models(pattern: str) -> list[Path]:
     """The model files of a ``GLOB@STEPS`` row that exist."""
-    runs, _, steps = pattern.rpartition("@")
-    if not runs or not (steps == "final" or steps.isdigit()):
-        raise ValueError(f"expected GLOB@STEPS (STEPS: real steps of a checkpoint, or final), got {pattern!r}")
-    name = "model.pt" if steps == "final" else f"checkpoints/model-{steps}.pt"
+    runs, name = _model_file(pattern)
     return [Path(run) / name for run in sorted(glob.glob(runs)) if (Path(run) / name).is_file()]
 
 
@@ -98,20 +111,27 @@ def _together(parts: Sequence[Transitions]) -> Transitions:
 
 
 def row_metrics(models: Sequence[Path], data: dict[str, Transitions]) -> dict[str, dict[str, float]]:
-    """Per data set: each metric's mean over ``models``."""
+    """Per data set: each metric's mean over ``models`` (NaN where a set has no episode long enough for it)."""
+    if not models:
+        raise ValueError("expected at least one model file, got none")
     per_model = []
     for path in models:
         model = load_model(path)
         per_model.append({name: model_metrics(model, transitions) for name, transitions in data.items()})
-    return {name: {key: float(np.mean([m[name][key] for m in per_model])) for key in per_model[0][name]} for name in data}
+    keys = [key for key, _ in _METRICS]
+    return {name: {key: float(np.mean([m[name].get(key, np.nan) for m in per_model])) for key in keys} for name in data}
 
 
 def table(rows: Sequence[tuple[str, str]], data_dir: Path) -> str:
     """The markdown table of ``rows`` (label, ``GLOB@STEPS``) on the transitions in ``data_dir``."""
+    for _, pattern in rows:
+        _model_file(pattern)
     files = sorted(data_dir.glob("*.npz"))
     if not files:
         raise ValueError(f"expected FAMILY.npz files in {data_dir} (the collect command), got none")
     data = {f.stem.removeprefix("xla-").removesuffix("-v0"): Transitions.load(f) for f in files}
+    if len(data) < len(files) or "all" in data:
+        raise ValueError(f"expected one file a family, none named all, got {[f.name for f in files]}")
     data["all"] = _together(list(data.values()))
     lines = [
         '| model | seeds | family | transitions (changed) | "changed" precision | recall | op-count change MAE | drift over 10 steps |',
@@ -123,7 +143,8 @@ def table(rows: Sequence[tuple[str, str]], data_dir: Path) -> str:
             print(f"{label}: no model matches {pattern!r}, left out", file=sys.stderr)
             continue
         for name, metrics in row_metrics(models, data).items():
-            cells = [fmt.format(metrics[key] * (100 if key == "drift_10" else 1)) for key, fmt in _METRICS]
+            cells = ["-" if np.isnan(metrics[key]) else fmt.format(metrics[key] * (100 if key == "drift_10" else 1))
+                     for key, fmt in _METRICS]
             size = f"{len(data[name])} ({int(data[name].changed.sum())})"
             lines.append(f"| {label} | {len(models)} | {name} | {size} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -139,16 +160,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     gather.add_argument("--episodes", type=int, default=20, help="episodes a family")
     gather.add_argument("--episode-length", type=int, default=20, help="steps an episode")
     gather.add_argument("--seed", type=int, default=0, help="seeds the benchmark draw and the passes")
-    score = commands.add_parser("table", help="the models' accuracy on the collected transitions", formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    score = commands.add_parser("table", help="the models' accuracy on the collected transitions")
     score.add_argument("--data", type=Path, required=True, help="a folder made by the collect command")
-    score.add_argument("--row", action="append", metavar="LABEL=GLOB@STEPS", help="a row (repeat; default: the committed world models)")
+    score.add_argument("--row", action="append", metavar="LABEL=GLOB@STEPS",
+                       help="a row: a label, run folders, the checkpoint's real steps or final (repeat; default: the committed world models)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     if args.command == "collect":
         if args.episodes < 1 or args.episode_length < 1:
             parser.error(f"expected at least 1 episode of at least 1 step, got {args.episodes} of {args.episode_length}")
         families = [f.strip() for f in args.families.split(",") if f.strip()]
-        collect_split(args.out, families, args.split, args.episodes, args.episode_length, args.seed)
+        try:
+            collect_split(args.out, families, args.split, args.episodes, args.episode_length, args.seed)
+        except (ValueError, LookupError) as e:  # another collection's folder, or a family or split the datasets lack
+            parser.error(str(e.args[0] if e.args else e))  # a KeyError's message without its quotes
         return 0
     rows = list(ROWS)
     if args.row:
