@@ -19,7 +19,7 @@
 #   bash leaderboard/reproduce.sh figures    # leaderboard/figures/*.png and the README's table
 #   bash leaderboard/reproduce.sh gnn        # graph agent: GPT-2 and mixed train splits, 3 seeds each, full test split
 #   bash leaderboard/reproduce.sh gnn_lr     # graph agent on GPT-2 with learning rate 1e-3 (4x), 3 seeds, full test split
-#   bash leaderboard/reproduce.sh gnn_store_off  # the GNN's GPT-2 runs (4,000 and 20,000 steps) on the test split, experience store off
+#   bash leaderboard/reproduce.sh gnn_store_off  # the GNN's GPT-2 (4,000, 20,000 steps) and six-family runs on the test split, store off
 #   bash leaderboard/reproduce.sh world_model  # world model + controller: 3 seeds (GPT-2 train split), full test split
 #   bash leaderboard/reproduce.sh world_model_plans  # its planners compared on the validation split (750-step models: GPT-2, six splits)
 #   bash leaderboard/reproduce.sh world_model_six  # the world model trained on the six train splits, 750 real steps, 3 seeds
@@ -426,15 +426,16 @@ gnn_lr)  # the graph agent on GPT-2 again with 4x the learning rate (1e-3): the 
     # how far each update moved the policy, at both learning rates (TensorBoard's scalars)
     $PY -m leaderboard.scalars "$AGENTS/gnn/runs/gnn-gpt2-seed*" "$LR/gnn-gpt2-seed*"
     ;;
-gnn_store_off)  # the GNN's GPT-2 runs (gnn stage: 4,000 steps; budget stage: 20,000) on the test split with the
-    # experience store off: the committed GNN results masked the passes the store already knew to change nothing at each
-    # state (PassOutcomes, as the runs were trained), knowledge that earlier runs on the same test modules (e.g. the
-    # searches) had put there; PPO never reads it. With XLA_GYM_STORE=off the policy knows only what its own evaluation
-    # saw, on any machine
-    for runs in "" budget/; do
+gnn_store_off)  # the GNN's runs (gnn stage: GPT-2 and six families, 4,000 steps; budget stage: GPT-2, 20,000) on the
+    # test split with the experience store off: the committed GNN results masked the passes the store already knew to
+    # change nothing at each state (PassOutcomes, as the runs were trained), knowledge that earlier runs on the same test
+    # modules (e.g. the searches) had put there; PPO never reads it. With XLA_GYM_STORE=off the policy knows only what
+    # its own evaluation saw, on any machine
+    for run in gnn-gpt2 gnn-mixed budget/gnn-gpt2; do  # runs/RUN-seedN -> results/[budget/]store-off/NAME-seedN-test.csv
+        prefix=${run%%gnn-*}  # "" or "budget/"
         for seed in 0 1 2; do
-            results=$AGENTS/gnn/results/${runs}store-off/gnn-gpt2-seed$seed-test.csv
-            XLA_GYM_STORE=off XLA_GYM_GNN_RUN=$AGENTS/gnn/runs/${runs}gnn-gpt2-seed$seed \
+            results=$AGENTS/gnn/results/${prefix}store-off/${run#"$prefix"}-seed$seed-test.csv
+            XLA_GYM_STORE=off XLA_GYM_GNN_RUN=$AGENTS/gnn/runs/$run-seed$seed \
                 evaluate "$results" "leaderboard.agents.gnn.policy:from_env()" --split test
             summarize "$results"
         done
@@ -599,7 +600,9 @@ world_model_accuracy)  # the committed world models on the test split's transiti
     # of 20 steps a family (the env's episode mask: the same steps on any store), kept in results/accuracy/
     ACC=$AGENTS/world_model/results/accuracy
     $PY -m leaderboard.agents.world_model.accuracy collect --out $ACC
-    $PY -m leaderboard.agents.world_model.accuracy table --data $ACC | tee $ACC/table.md
+    $PY -m leaderboard.agents.world_model.accuracy table --data $ACC > $ACC/table.md.new  # kept if the table fails
+    mv $ACC/table.md.new $ACC/table.md
+    cat $ACC/table.md
     ;;
 *)
     sed -n '2,/^set -euo/p' "$0" | sed '$d'  # the header comment, however long

@@ -106,6 +106,7 @@ PRESETS: dict[str, Preset] = {
             ("GNN PPO, GPT-2, learning rate 1e-3", f"{_GNN}/lr/gnn-gpt2-seed*.csv"),  # reproduce.sh gnn_lr
             ("MLP PPO, six families", f"{_GENERALIZE}/six-ppo-seed*.csv"),
             ("GNN PPO, six families", f"{_GNN}/gnn-mixed-seed*.csv"),
+            ("GNN PPO, six families, store off", f"{_GNN}/store-off/gnn-mixed-seed*-test.csv"),  # reproduce.sh gnn_store_off
         ),
         "The graph agent beside the MLP PPO (4,000 env steps, by training set)",
     ),
