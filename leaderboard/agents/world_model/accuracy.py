@@ -8,7 +8,7 @@ the Gymnasium env with a uniformly random pass on each family's benchmarks of
 the split (``--split``, default test): ``--episodes`` episodes of
 ``--episode-length`` steps a family, each on a benchmark drawn by the seeded
 env, into ``DIR/FAMILY.npz`` (:class:`~leaderboard.agents.world_model.data.Transitions`)
-and ``DIR/manifest.json`` (the arguments and package versions). The env's mask
+and ``DIR/manifest.json`` (the arguments and the jaxlib version). The env's mask
 is ``"episode"`` (only what the episode itself saw), so a seed's collection is
 the same whatever the experience store holds. A family already in ``DIR`` is
 kept; adding families to a folder takes the arguments (and jaxlib) it was
@@ -16,11 +16,11 @@ collected with.
 
 ``python -m leaderboard.agents.world_model.accuracy table --data DIR`` scores
 each row's models (one per seed) on each family's transitions, and on all of
-them together, with ``evaluate.model_metrics``, and prints a markdown table
-(``-`` where no episode is 10 steps long):
+them together, with ``evaluate.model_metrics``, and prints a markdown table:
 the mean over the row's models of the "changed" classifier's precision and
 recall, the op-count-change MAE in percent of the op count, and the op-count
-drift after 10 imagined steps along the random episodes. The rows are
+drift after 10 imagined steps along the random episodes (``-`` where no
+episode is 10 steps long). The rows are
 ``--row LABEL=GLOB@STEPS`` (run folders; ``STEPS``: the checkpoint of that many
 real steps, ``final`` for ``model.pt``), or ``ROWS`` by default. A run without
 that checkpoint is left out of its row (the seeds column counts those in).
