@@ -8,7 +8,13 @@ import numpy as np
 import pytest
 import torch
 
-from leaderboard.agents.world_model.accuracy import _together, main, row_metrics, table
+from leaderboard.agents.world_model.accuracy import (
+    _together,
+    main,
+    row_metrics,
+    split_families,
+    table,
+)
 from leaderboard.agents.world_model.data import N_ACTIONS, N_FEATURES, Transitions
 from leaderboard.agents.world_model.evaluate import model_metrics
 from leaderboard.agents.world_model.model import WorldModel
@@ -60,6 +66,12 @@ def test_table_scores_each_family_and_all_of_them(tmp_path):
     parts["xla-bert-v0"].subset(slice(0, 5)).save(short / "xla-bert-v0.npz")
     text = table([("early", f"{tmp_path}/runs/wm-seed*@0750")], short)
     assert text.splitlines()[2].startswith("| early | 2 | bert | 5 (") and text.splitlines()[2].endswith("| - |")
+
+
+def test_default_families_are_the_splits_suites():
+    test, heldout = split_families("test"), split_families("heldout")
+    assert "xla-gpt2-v0" in test and "xla-resnet-v0" in test and not set(test) & set(heldout)
+    assert sorted(heldout) == ["xla-ssm-v0", "xla-unet-v0"]
 
 
 def test_errors(tmp_path, capsys):

@@ -42,10 +42,8 @@ import torch
 from leaderboard.agents.world_model.data import Transitions, collect, random_chooser
 from leaderboard.agents.world_model.evaluate import load_model, model_metrics
 
-__all__ = ["FAMILIES", "ROWS", "collect_split", "main", "row_metrics", "table"]
+__all__ = ["ROWS", "collect_split", "main", "row_metrics", "split_families", "table"]
 
-#: The families of the test split.
-FAMILIES = ("xla-bert-v0", "xla-gpt2-v0", "xla-moe-v0", "xla-resnet-v0", "xla-rnn-v0", "xla-vit-v0")
 _RUNS = Path(__file__).parent / "runs"
 #: The committed world models: the GPT-2 runs at their checkpoints, and the six-split runs.
 ROWS: tuple[tuple[str, str], ...] = (
@@ -53,6 +51,13 @@ ROWS: tuple[tuple[str, str], ...] = (
     ("six train splits, 750 real steps", f"{_RUNS}/wm-bert+gpt2+moe+resnet+rnn+vit-seed*@final"),
 )
 _METRICS = (("changed_precision", "{:.2f}"), ("changed_recall", "{:.2f}"), ("op_change_mae_pct", "{:.1f}%"), ("drift_10", "{:.1f}%"))
+
+
+def split_families(split: str) -> list[str]:
+    """The suites with benchmarks in ``split`` (``KeyError`` for an unknown split)."""
+    from xla_service.env.datasets import XlaDataset, get_xla_datasets
+
+    return [d.name.split("://")[-1] for d in get_xla_datasets() if isinstance(d, XlaDataset) and d.split_uris(split)]
 
 
 def collect_split(out: Path, families: Sequence[str], split: str, episodes: int, episode_length: int, seed: int) -> None:
@@ -155,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     gather = commands.add_parser("collect", help="random-pass episodes on each family's split", formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     gather.add_argument("--out", type=Path, required=True, help="the folder of FAMILY.npz and manifest.json")
-    gather.add_argument("--families", default=",".join(FAMILIES), help="comma-separated families")
+    gather.add_argument("--families", default="", help="comma-separated families (default: every suite with benchmarks in the split)")
     gather.add_argument("--split", default="test", help="the split of each family")
     gather.add_argument("--episodes", type=int, default=20, help="episodes a family")
     gather.add_argument("--episode-length", type=int, default=20, help="steps an episode")
@@ -171,6 +176,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"expected at least 1 episode of at least 1 step, got {args.episodes} of {args.episode_length}")
         families = [f.strip() for f in args.families.split(",") if f.strip()]
         try:
+            families = families or split_families(args.split)
             collect_split(args.out, families, args.split, args.episodes, args.episode_length, args.seed)
         except (ValueError, LookupError) as e:  # another collection's folder, or a family or split the datasets lack
             parser.error(str(e.args[0] if e.args else e))  # a KeyError's message without its quotes
