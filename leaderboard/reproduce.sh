@@ -465,11 +465,14 @@ world_model)  # Dyna: 4000 real env steps per seed (the RL runs' budget; checkpo
                     "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', checkpoint=$steps, plan='$plan')"
             done
         done
-        # plan='score' (the lookahead's score alone, chosen on the validation split below at 750 real steps)
-        # at each checkpoint
-        for steps in 750 1000 2000; do
-            [[ -f $run/checkpoints/model-$steps.pt ]] && evaluate $WM/results/wm-xla-gpt2-v0-score-steps$steps-seed$seed-test.csv \
-                "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', checkpoint=$steps, plan='score')"
+        # plan='score' (the lookahead's score alone) and plan='tiered' (passes predicted to change the module before
+        # those predicted not to, whatever the sign), each chosen on the validation split (world_model_plans, 750
+        # real steps), at each checkpoint
+        for plan in score tiered; do
+            for steps in 750 1000 2000; do
+                [[ -f $run/checkpoints/model-$steps.pt ]] && evaluate $WM/results/wm-xla-gpt2-v0-$plan-steps$steps-seed$seed-test.csv \
+                    "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', checkpoint=$steps, plan='$plan')"
+            done
         done
         for results in $WM/results/wm-xla-gpt2-v0-*seed$seed-test.csv; do
             summarize "$results"
@@ -497,6 +500,9 @@ world_model_six)  # the world model trained on all six train splits, 750 real st
             evaluate "$results" "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', plan='score')" --split $split
             summarize "$results" $split
         done
+        results=$WM/results/wm-six-tiered-steps750-seed$seed-test.csv  # the plan world_model_plans chose later
+        evaluate "$results" "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', plan='tiered')"
+        summarize "$results"
     done
     $PY -m leaderboard.seeds --preset world_model --figure leaderboard/figures/world_model.png
     ;;
@@ -558,7 +564,7 @@ world_model_plans)  # the planners compared on the validation split (4 benchmark
     evaluate $VAL/default-pipeline-validation-sample4.csv leaderboard.agents.default_pipeline.policy:policy \
         --split validation "${SAMPLE[@]}"
     for seed in 0 1 2; do
-        for plan in lookahead score; do
+        for plan in lookahead score tiered; do
             evaluate $VAL/wm-xla-gpt2-v0-$plan-steps750-seed$seed-validation-sample4.csv \
                 "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$AGENTS/world_model/runs/wm-xla-gpt2-v0-seed$seed', checkpoint=750, plan='$plan')" \
                 --split validation "${SAMPLE[@]}"
@@ -571,7 +577,7 @@ world_model_plans)  # the planners compared on the validation split (4 benchmark
     done
     for seed in 0 1 2; do  # the same planners for the model of the six train splits (world_model_six's final model.pt)
         six="leaderboard.agents.world_model.policy:WorldModelPolicy(run='$WM_SIX-seed$seed'"
-        for plan in lookahead score; do
+        for plan in lookahead score tiered; do
             evaluate $VAL/wm-six-$plan-steps750-seed$seed-validation-sample4.csv "$six, plan='$plan')" \
                 --split validation "${SAMPLE[@]}"
         done
@@ -587,6 +593,7 @@ world_model_plans)  # the planners compared on the validation split (4 benchmark
     $PY -m leaderboard.seeds --baseline $VAL/default-pipeline-validation-sample4.csv \
         "world model + lookahead, 750 real steps=$VAL/wm-xla-gpt2-v0-lookahead-steps750-seed*.csv" \
         "world model + score plan, 750 real steps=$VAL/wm-xla-gpt2-v0-score-steps750-seed*.csv" \
+        "world model + tiered plan, 750 real steps=$VAL/wm-xla-gpt2-v0-tiered-steps750-seed*.csv" \
         "world model + guided search, 2 passes a step, 750 real steps=$VAL/wm-xla-gpt2-v0-search2-steps750-seed*.csv" \
         "world model + guided search, 4 passes a step, 750 real steps=$VAL/wm-xla-gpt2-v0-search4-steps750-seed*.csv" \
         "world model + guided search, 8 passes a step, 750 real steps=$VAL/wm-xla-gpt2-v0-search8-steps750-seed*.csv" \
@@ -594,6 +601,7 @@ world_model_plans)  # the planners compared on the validation split (4 benchmark
     $PY -m leaderboard.seeds --baseline $VAL/default-pipeline-validation-sample4.csv \
         "six train splits: world model + lookahead=$VAL/wm-six-lookahead-steps750-seed*.csv" \
         "six train splits: world model + score plan=$VAL/wm-six-score-steps750-seed*.csv" \
+        "six train splits: world model + tiered plan=$VAL/wm-six-tiered-steps750-seed*.csv" \
         "six train splits: world model + guided search, 8 passes a step=$VAL/wm-six-search8-steps750-seed*.csv"
     ;;
 world_model_accuracy)  # the committed world models on the test split's transitions, per family: 20 random-pass episodes

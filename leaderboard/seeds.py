@@ -130,12 +130,14 @@ PRESETS: dict[str, Preset] = {
             *_world_model("world model", "wm-xla-gpt2-v0"),
             *_world_model("world model + lookahead", "wm-xla-gpt2-v0-lookahead"),
             *(
-                (f"world model + score plan, {n:,} real steps", f"{_WM}/wm-xla-gpt2-v0-score-steps{n}-seed*-test.csv")
+                (f"world model + {plan} plan, {n:,} real steps", f"{_WM}/wm-xla-gpt2-v0-{plan}-steps{n}-seed*-test.csv")
+                for plan in ("score", "tiered")
                 for n in (750, 1000, 2000)
             ),
             *((f"MLP PPO, {n:,} steps", f"{_RESULTS}/steps/ppo-OpCount-steps{n}-seed*-test.csv") for n in (1000, 2000)),
             ("MLP PPO, 4,000 steps", f"{_RESULTS}/ppo-OpCount-seed*-test.csv"),
             ("six families: world model + score plan, 750 real steps", f"{_WM}/wm-six-score-steps750-seed*.csv"),
+            ("six families: world model + tiered plan, 750 real steps", f"{_WM}/wm-six-tiered-steps750-seed*-test.csv"),
             *(
                 (f"six families, new runs: world model + score plan, {n} real steps",
                  f"{_WM}/rerun/wm-six-score-steps{n}-seed*-test.csv")

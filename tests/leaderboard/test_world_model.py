@@ -24,7 +24,7 @@ from leaderboard.agents.world_model.data import (
 from leaderboard.agents.world_model.evaluate import drift, model_metrics
 from leaderboard.agents.world_model.evaluate import main as evaluate_main
 from leaderboard.agents.world_model.model import Prediction, WorldModel, fit, loss, targets
-from leaderboard.agents.world_model.policy import WorldModelPolicy, from_env
+from leaderboard.agents.world_model.policy import WorldModelPolicy, from_env, tiered_order
 from leaderboard.agents.world_model.ranks import choice_ranks, summarize
 from leaderboard.agents.world_model.ranks import main as ranks_main
 from leaderboard.agents.world_model.train import parse_args, run_name, train
@@ -225,6 +225,17 @@ def test_train_end_to_end_then_act_in_compiler_gym(tmp_path, small_env, capsys):
     assert env.observation["OpCount"] <= start
     # by the score alone: P(changed) weighs the return, no split in two
     assert WorldModelPolicy(str(run), episode_length=6, plan="score").preferences(x) == by_score
+    # tiered: scores above changing nothing (gamma V(s)) first, then the other passes predicted to change the
+    # module, then the rest
+    tiered = WorldModelPolicy(str(run), episode_length=6, plan="tiered")
+    nothing = planner.args["gamma"] * float(planner.controller.value(xt)[0])
+    gains = scores > nothing
+    tiers = [[b for b in by_score if gains[b]], [b for b in by_score if not gains[b] and changes[b]]]
+    tiers.append([b for b in by_score if not gains[b] and not changes[b]])
+    assert tiered.preferences(x) == tiers[0] + tiers[1] + tiers[2]
+    env.reset()
+    tiered(env)
+    assert env.observation["OpCount"] <= start
 
     # guided search: only the plan's first K passes are tried at each step; each applied one lowers the count.
     # K reaches down to greedy search's first choice: then it is the search's first step too
@@ -332,6 +343,16 @@ def test_an_episode_mask_run_repeats_whatever_the_store_knows(tmp_path, monkeypa
     assert json.loads((runs[0] / "args.json").read_text())["args"]["mask"] == mask
 
 
+def test_the_tiered_order_tries_passes_that_change_the_module_before_those_that_do_not():
+    # a ResNet-like state: every changing pass predicted to add ops (score below changing nothing, 10.0),
+    # one doubtful pass predicted to gain; no-change passes tie at 10.0 and keep their index order
+    scores = np.array([10.0, 7.0, 10.0, 12.0, 5.0, 9.5, 10.0])
+    changes = np.array([False, True, False, False, True, True, False])
+    assert tiered_order(scores, 10.0, changes) == [3, 5, 1, 4, 0, 2, 6]
+    assert tiered_order(scores, 4.0, changes) == [3, 0, 2, 6, 5, 1, 4]  # all gain: by score alone, as plan="score"
+    assert tiered_order(scores, 20.0, np.zeros(7, bool)) == [3, 0, 2, 6, 5, 1, 4]
+
+
 def test_flags_and_errors(tmp_path, capsys, monkeypatch):
     with pytest.raises(SystemExit):
         parse_args(["--help"])
@@ -347,7 +368,7 @@ def test_flags_and_errors(tmp_path, capsys, monkeypatch):
     assert "--mask: expected one of known, episode, got 'store'" in capsys.readouterr().err
     with pytest.raises(ValueError, match="No model at"):
         WorldModelPolicy(Path(tmp_path))
-    with pytest.raises(ValueError, match="plan: expected one of actor, lookahead, score, got 'greedy'"):
+    with pytest.raises(ValueError, match="plan: expected one of actor, lookahead, score, tiered, got 'greedy'"):
         WorldModelPolicy(Path(tmp_path), plan="greedy")
     with pytest.raises(ValueError, match=f"search: expected 0 to {N_ACTIONS} passes tried a step, got -1"):
         WorldModelPolicy(Path(tmp_path), search=-1)

@@ -21,6 +21,16 @@ instead of splitting the passes in two, so a pass the classifier doubts but
 whose predicted return is high comes before one it trusts to change the
 module for the worse.
 
+``plan="tiered"`` fits the way the policy acts: it keeps the best state on
+the trajectory, so a pass that makes the module worse costs one step and can
+be undone, while a pass that changes nothing is a step wasted for sure. It
+tries first the passes whose score beats changing nothing (gamma x the
+critic's value of the state itself), then the rest of those predicted to
+change the module, then the others, each group best score first. A model
+wrong about the sign of a change (as one trained on GPT-2 alone is on
+ResNets, where it predicts that ``algsimp`` adds ops) then still tries the
+passes it predicts change the module before those it predicts do not.
+
 With ``search=K`` the model guides a search in the real env, as
 CompilerDream's guided search: at each step the first K passes of the plan's
 order are tried on forks of the real env, the one that lowers the op count
@@ -43,9 +53,9 @@ from leaderboard.agents.world_model.controller import ActorCritic
 from leaderboard.agents.world_model.data import N_ACTIONS, features
 from leaderboard.agents.world_model.model import WorldModel
 
-__all__ = ["PLANS", "WorldModelPolicy", "from_env"]
+__all__ = ["PLANS", "WorldModelPolicy", "from_env", "tiered_order"]
 
-PLANS = ("actor", "lookahead", "score")
+PLANS = ("actor", "lookahead", "score", "tiered")
 
 
 @dataclass
@@ -58,7 +68,8 @@ class WorldModelPolicy:
     #: torch CPU threads of this process (small networks: 1 avoids contending with XLA's).
     threads: int = 1
     #: "actor": the controller's preference; "lookahead": the model's one-step predicted return, passes
-    #: predicted to change the module first; "score": that return alone.
+    #: predicted to change the module first; "score": that return alone; "tiered": returns above changing nothing first,
+    #: then the other passes predicted to change the module, then the rest (the module docstring).
     plan: str = "actor"
     #: Passes tried on forks of the real env at each step, the plan's first K (0: no search, act on its choice).
     search: int = 0
@@ -84,8 +95,9 @@ class WorldModelPolicy:
 
     @torch.no_grad()
     def preferences(self, x: np.ndarray) -> list[int]:
-        """Every pass, best first: by :meth:`lookahead` with ``plan="score"``; else those predicted to
-        change the state first, each group best first (by the actor's logits, or by :meth:`lookahead`)."""
+        """Every pass, best first: by :meth:`lookahead` with ``plan="score"``; in the tiers of the module
+        docstring with ``plan="tiered"``; else those predicted to change the state first, each group best
+        first (by the actor's logits, or by :meth:`lookahead`)."""
         xt = torch.as_tensor(x).unsqueeze(0)
         if self.plan == "actor":
             scores, p_changed = self.controller.actor(xt)[0].numpy(), self.model.changed_probs(xt)[0].numpy()
@@ -95,6 +107,8 @@ class WorldModelPolicy:
         if self.plan == "score":
             return [int(a) for a in order]
         changes = p_changed >= self.args["change_threshold"]
+        if self.plan == "tiered":
+            return tiered_order(scores, self.args["gamma"] * float(self.controller.value(xt)[0]), changes)
         return [int(a) for a in order if changes[a]] + [int(a) for a in order if not changes[a]]
 
     def lookahead(self, xt: torch.Tensor) -> np.ndarray:
@@ -129,6 +143,14 @@ class WorldModelPolicy:
             if not improving:
                 return
             env.step(best_pass(improving))
+
+
+def tiered_order(scores: np.ndarray, nothing: float, changes: np.ndarray) -> list[int]:
+    """The passes of ``plan="tiered"``: those scoring above ``nothing`` (the score of changing nothing,
+    gamma x V(s)), then the other ones ``changes`` predicts change the module, then the rest; each tier
+    best score first, ties by pass index."""
+    tier = np.where(scores > nothing, 0, np.where(changes, 1, 2))
+    return [int(a) for a in np.lexsort((-scores, tier))]  # the last key sorts first; lexsort is stable
 
 
 def from_env() -> WorldModelPolicy:
