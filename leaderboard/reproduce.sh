@@ -465,8 +465,8 @@ world_model)  # Dyna: 4000 real env steps per seed (the RL runs' budget; checkpo
                     "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', checkpoint=$steps, plan='$plan')"
             done
         done
-        # plan='score' (the lookahead's score alone) and plan='tiered' (passes predicted to change the module before
-        # those predicted not to, whatever the sign), each chosen on the validation split (world_model_plans, 750
+        # plan='score' (the lookahead's score alone) and plan='tiered' (passes predicted to gain first, then the others
+        # predicted to change the module, then the rest), each chosen on the validation split (world_model_plans, 750
         # real steps), at each checkpoint
         for plan in score tiered; do
             for steps in 750 1000 2000; do
@@ -483,7 +483,7 @@ world_model)  # Dyna: 4000 real env steps per seed (the RL runs' budget; checkpo
     ;;
 world_model_six)  # the world model trained on all six train splits, 750 real steps, 3 seeds: does the model
     # rank passes better on the families that GPT-2 alone does not show it? plan='score' on the full test split
-    # and the held-out families
+    # and the held-out families; plan='tiered' (chosen later, world_model_plans) on the test split
     WM=$AGENTS/world_model
     for seed in 0 1 2; do
         run=$WM_SIX-seed$seed

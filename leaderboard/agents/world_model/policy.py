@@ -29,7 +29,8 @@ critic's value of the state itself), then the rest of those predicted to
 change the module, then the others, each group best score first. A model
 wrong about the sign of a change (as one trained on GPT-2 alone is on
 ResNets, where it predicts that ``algsimp`` adds ops) then still tries the
-passes it predicts change the module before those it predicts do not.
+passes it predicts change the module, after the few it predicts gain,
+before those it predicts change nothing.
 
 With ``search=K`` the model guides a search in the real env, as
 CompilerDream's guided search: at each step the first K passes of the plan's
