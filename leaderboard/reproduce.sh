@@ -432,9 +432,10 @@ gnn_store_off)  # the GNN's runs (gnn stage: GPT-2 and six families, 4,000 steps
     # modules (e.g. the searches) had put there; PPO never reads it. With XLA_GYM_STORE=off the policy knows only what
     # its own evaluation saw, on any machine
     for run in gnn-gpt2 gnn-mixed budget/gnn-gpt2; do  # runs/RUN-seedN -> results/[budget/]store-off/NAME-seedN-test.csv
-        prefix=${run%%gnn-*}  # "" or "budget/"
+        name=${run##*/}
+        prefix=${run%"$name"}  # "" or "budget/"
         for seed in 0 1 2; do
-            results=$AGENTS/gnn/results/${prefix}store-off/${run#"$prefix"}-seed$seed-test.csv
+            results=$AGENTS/gnn/results/${prefix}store-off/$name-seed$seed-test.csv
             XLA_GYM_STORE=off XLA_GYM_GNN_RUN=$AGENTS/gnn/runs/$run-seed$seed \
                 evaluate "$results" "leaderboard.agents.gnn.policy:from_env()" --split test
             summarize "$results"

@@ -64,6 +64,7 @@ _RESULTS, _GENERALIZE, _GNN = _AGENTS / "rl" / "results", _AGENTS / "rl" / "resu
 _BASELINES = (f"{_AGENTS}/default_pipeline/results-test.csv", f"{_AGENTS}/default_pipeline/results-heldout.csv")
 _WM = _AGENTS / "world_model" / "results"
 _GNN_GPT2 = f"{_GNN}/gnn-gpt2-seed*.csv"  # the graph agent at 4,000 steps on GPT-2, test and held-out
+_GNN_GPT2_STORE_OFF = f"{_GNN}/store-off/gnn-gpt2-seed*-test.csv"  # the same runs with the store off (gnn_store_off)
 
 
 def _rl(run: str, folder: Path = _RESULTS) -> str:
@@ -102,7 +103,7 @@ PRESETS: dict[str, Preset] = {
         (
             ("MLP PPO, GPT-2", _rl("ppo-OpCount")),
             ("GNN PPO, GPT-2", _GNN_GPT2),
-            ("GNN PPO, GPT-2, store off", f"{_GNN}/store-off/gnn-gpt2-seed*-test.csv"),  # reproduce.sh gnn_store_off
+            ("GNN PPO, GPT-2, store off", _GNN_GPT2_STORE_OFF),
             ("GNN PPO, GPT-2, learning rate 1e-3", f"{_GNN}/lr/gnn-gpt2-seed*.csv"),  # reproduce.sh gnn_lr
             ("MLP PPO, six families", f"{_GENERALIZE}/six-ppo-seed*.csv"),
             ("GNN PPO, six families", f"{_GNN}/gnn-mixed-seed*.csv"),
@@ -118,7 +119,7 @@ PRESETS: dict[str, Preset] = {
             ("PPO + shaping, 4,000 steps", _rl("ppo-OpCountShaped")),
             ("PPO + shaping, 20,000 steps", _rl("ppo-OpCountShaped", _RESULTS / "budget")),
             ("GNN PPO, 4,000 steps", _GNN_GPT2),
-            ("GNN PPO, 4,000 steps, store off", f"{_GNN}/store-off/gnn-gpt2-seed*-test.csv"),  # reproduce.sh gnn_store_off
+            ("GNN PPO, 4,000 steps, store off", _GNN_GPT2_STORE_OFF),
             ("GNN PPO, 20,000 steps", f"{_GNN}/budget/gnn-gpt2-seed*.csv"),
             ("GNN PPO, 20,000 steps, store off", f"{_GNN}/budget/store-off/gnn-gpt2-seed*-test.csv"),  # reproduce.sh gnn_store_off
         ),

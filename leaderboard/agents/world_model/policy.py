@@ -27,8 +27,8 @@ be undone, while a pass that changes nothing is a step wasted for sure. It
 tries first the passes whose score beats changing nothing (gamma x the
 critic's value of the state itself), then the rest of those predicted to
 change the module, then the others, each group best score first. A model
-wrong about the sign of a change (as one trained on GPT-2 alone is on
-ResNets, where it predicts that ``algsimp`` adds ops) then still tries the
+wrong about the sign of a change (as one trained on GPT-2 alone can be on
+ResNets, the family it errs most on) then still tries the
 passes it predicts change the module, after the few it predicts gain,
 before those it predicts change nothing.
 
