@@ -25,6 +25,7 @@
 #   bash leaderboard/reproduce.sh world_model_six  # the world model trained on the six train splits, 750 real steps, 3 seeds
 #   bash leaderboard/reproduce.sh ppo_steps  # PPO's own checkpoints (1,000, 2,000 steps; GPT-2, six splits; six: 2,500, 3,000) on the test split: score vs steps
 #   bash leaderboard/reproduce.sh world_model_six_rerun  # world_model_six again, 3 new runs, scored at 500 and 750 real steps
+#   bash leaderboard/reproduce.sh world_model_episodes5  # world_model_six_rerun collecting in episodes of 5 passes: validation, then test
 #   bash leaderboard/reproduce.sh world_model_accuracy  # the world models' accuracy on the test split's transitions, per family
 #
 # A second argument keeps only the jobs whose name contains it, e.g.
@@ -546,18 +547,51 @@ EOF
 world_model_six_rerun)  # world_model_six's recipe again, 3 new runs saving a checkpoint at 500 real steps too: does the
     # world model reach PPO's score with fewer than 750? New runs, not the first ones: the random steps draw among the
     # passes the env's action_mask allows, and the mask follows what the experience store knows, which has grown; so
-    # their 750-step checkpoints are scored too (the score plan, full test split, validated)
+    # their 750-step checkpoints are scored too (full test split, validated), with the score plan and the tiered plan
+    # (chosen on the validation split by world_model_plans)
     for seed in 0 1 2; do
         run=$AGENTS/world_model/runs/rerun/wm-bert+gpt2+moe+resnet+rnn+vit-seed$seed
         want "$run" && $PY -m leaderboard.agents.world_model.train --total-env-steps 750 --checkpoints 500,750 \
             --seed $seed --out "$(dirname "$run")" --resume --benchmarks $SIX
         for steps in 500 750; do
-            results=$AGENTS/world_model/results/rerun/wm-six-score-steps$steps-seed$seed-test.csv
+            for plan in score tiered; do
+                results=$AGENTS/world_model/results/rerun/wm-six-$plan-steps$steps-seed$seed-test.csv
+                evaluate "$results" \
+                    "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', checkpoint=$steps, plan='$plan')"
+                summarize "$results"
+            done
+        done
+    done
+    steps_tables
+    ;;
+world_model_episodes5)  # world_model_six_rerun's recipe collecting in real episodes of 5 passes, not 20: four times
+    # the modules seen (and starting states imagined from) for the same real steps; the policy still acts 20 steps a
+    # benchmark. The tiered plan of both recipes compared on the validation split, then these runs on the full test split
+    VAL=$AGENTS/world_model/results/validation
+    for seed in 0 1 2; do
+        rerun=$AGENTS/world_model/runs/rerun/wm-bert+gpt2+moe+resnet+rnn+vit-seed$seed
+        run=$AGENTS/world_model/runs/episodes5/wm-bert+gpt2+moe+resnet+rnn+vit-seed$seed
+        want "$run" && $PY -m leaderboard.agents.world_model.train --total-env-steps 750 --checkpoints 500,750 \
+            --episode-length 5 --seed $seed --out "$(dirname "$run")" --resume --benchmarks $SIX
+        for steps in 500 750; do
+            evaluate $VAL/wm-six-rerun-tiered-steps$steps-seed$seed-validation-sample4.csv \
+                "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$rerun', checkpoint=$steps, plan='tiered')" \
+                --split validation "${SAMPLE[@]}"
+            evaluate $VAL/wm-six-episodes5-tiered-steps$steps-seed$seed-validation-sample4.csv \
+                "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', checkpoint=$steps, plan='tiered', episode_length=20)" \
+                --split validation "${SAMPLE[@]}"
+            results=$AGENTS/world_model/results/episodes5/wm-six-tiered-steps$steps-seed$seed-test.csv
             evaluate "$results" \
-                "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', checkpoint=$steps, plan='score')"
+                "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', checkpoint=$steps, plan='tiered', episode_length=20)"
             summarize "$results"
         done
     done
+    $PY -m leaderboard.seeds --baseline $VAL/default-pipeline-validation-sample4.csv \
+        "episodes of 20 (world_model_six_rerun), 500 real steps=$VAL/wm-six-rerun-tiered-steps500-seed*.csv" \
+        "episodes of 20 (world_model_six_rerun), 750 real steps=$VAL/wm-six-rerun-tiered-steps750-seed*.csv" \
+        "episodes of 5, 500 real steps=$VAL/wm-six-episodes5-tiered-steps500-seed*.csv" \
+        "episodes of 5, 750 real steps=$VAL/wm-six-episodes5-tiered-steps750-seed*.csv" \
+        "greedy search (all 64 passes a step)=$VAL/greedy-validation-sample4.csv"
     steps_tables
     ;;
 world_model_plans)  # the planners compared on the validation split (4 benchmarks a suite), 750-step checkpoints

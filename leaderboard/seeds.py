@@ -125,7 +125,7 @@ PRESETS: dict[str, Preset] = {
         ),
         "PPO, PPO + shaping and the GNN by training budget (GPT-2 train split)",
     ),
-    "world_model": Preset(  # reproduce.sh world_model, ppo_steps, world_model_six_rerun: score against real env steps
+    "world_model": Preset(  # reproduce.sh world_model, ppo_steps, world_model_six_rerun, world_model_episodes5: score against real env steps
         _BASELINES,
         (
             *_world_model("world model", "wm-xla-gpt2-v0"),
@@ -140,8 +140,14 @@ PRESETS: dict[str, Preset] = {
             ("six families: world model + score plan, 750 real steps", f"{_WM}/wm-six-score-steps750-seed*.csv"),
             ("six families: world model + tiered plan, 750 real steps", f"{_WM}/wm-six-tiered-steps750-seed*-test.csv"),
             *(
-                (f"six families, new runs: world model + score plan, {n} real steps",
-                 f"{_WM}/rerun/wm-six-score-steps{n}-seed*-test.csv")
+                (f"six families, new runs: world model + {plan} plan, {n} real steps",
+                 f"{_WM}/rerun/wm-six-{plan}-steps{n}-seed*-test.csv")
+                for plan in ("score", "tiered")
+                for n in (500, 750)
+            ),
+            *(  # reproduce.sh world_model_episodes5: the same recipe collecting in real episodes of 5 passes
+                (f"six families, episodes of 5: world model + tiered plan, {n} real steps",
+                 f"{_WM}/episodes5/wm-six-tiered-steps{n}-seed*-test.csv")
                 for n in (500, 750)
             ),
             *(
