@@ -567,6 +567,7 @@ world_model_six_rerun)  # world_model_six's recipe again, 3 new runs saving a ch
 world_model_episodes5)  # world_model_six_rerun's recipe collecting in real episodes of 5 passes, not 20: four times
     # the modules seen (and starting states imagined from) for the same real steps; the policy still acts 20 steps a
     # benchmark. The tiered plan of both recipes compared on the validation split, then these runs on the full test split
+    # (a second argument such as `episodes5` skips the episodes-of-20 validation runs, named wm-six-rerun-*)
     VAL=$AGENTS/world_model/results/validation
     for seed in 0 1 2; do
         rerun=$AGENTS/world_model/runs/rerun/wm-bert+gpt2+moe+resnet+rnn+vit-seed$seed
