@@ -42,7 +42,8 @@ SAMPLE=(--sample 4 --sample_seed 0)
 AGENTS=leaderboard/agents
 RUNS=$AGENTS/rl/runs
 SIX=xla-bert-v0,xla-gpt2-v0,xla-moe-v0,xla-resnet-v0,xla-rnn-v0,xla-vit-v0  # the six suites (their train splits)
-WM_SIX=$AGENTS/world_model/runs/wm-bert+gpt2+moe+resnet+rnn+vit  # + -seedN: world_model_six's runs
+SIX_RUN=wm-bert+gpt2+moe+resnet+rnn+vit  # + -seedN: a world-model run on the six train splits (train.py's run_name)
+WM_SIX=$AGENTS/world_model/runs/$SIX_RUN  # + -seedN: world_model_six's runs
 export XLA_GYM_WORKERS=1  # one XLA worker per service: two jobs share the two cores
 
 ONLY=${2:-}
@@ -550,7 +551,7 @@ world_model_six_rerun)  # world_model_six's recipe again, 3 new runs saving a ch
     # their 750-step checkpoints are scored too (full test split, validated), with the score plan and the tiered plan
     # (chosen on the validation split by world_model_plans)
     for seed in 0 1 2; do
-        run=$AGENTS/world_model/runs/rerun/wm-bert+gpt2+moe+resnet+rnn+vit-seed$seed
+        run=$AGENTS/world_model/runs/rerun/$SIX_RUN-seed$seed
         want "$run" && $PY -m leaderboard.agents.world_model.train --total-env-steps 750 --checkpoints 500,750 \
             --seed $seed --out "$(dirname "$run")" --resume --benchmarks $SIX
         for steps in 500 750; do
@@ -570,8 +571,8 @@ world_model_episodes5)  # world_model_six_rerun's recipe collecting in real epis
     # (a second argument such as `episodes5` skips the episodes-of-20 validation runs, named wm-six-rerun-*)
     VAL=$AGENTS/world_model/results/validation
     for seed in 0 1 2; do
-        rerun=$AGENTS/world_model/runs/rerun/wm-bert+gpt2+moe+resnet+rnn+vit-seed$seed
-        run=$AGENTS/world_model/runs/episodes5/wm-bert+gpt2+moe+resnet+rnn+vit-seed$seed
+        rerun=$AGENTS/world_model/runs/rerun/$SIX_RUN-seed$seed
+        run=$AGENTS/world_model/runs/episodes5/$SIX_RUN-seed$seed
         want "$run" && $PY -m leaderboard.agents.world_model.train --total-env-steps 750 --checkpoints 500,750 \
             --episode-length 5 --seed $seed --out "$(dirname "$run")" --resume --benchmarks $SIX
         for steps in 500 750; do
