@@ -133,6 +133,14 @@ def test_train_tiny_budget_resume_and_act(tmp_path, small_env, monkeypatch):
         assert not env.step(action)[3]["action_had_no_effect"]
     assert env.observation["OpCount"] == final
 
+    # acting longer or shorter than the run's episodes (--episode-length=3)
+    assert GnnPolicy(run).steps == 3 and GnnPolicy(run, episode_length=20).steps == 20
+    env.reset()
+    GnnPolicy(run, episode_length=1)(env)
+    assert len(env.actions) <= 1 and env.observation["OpCount"] <= start
+    with pytest.raises(ValueError, match="episode_length >= 0"):
+        GnnPolicy(run, episode_length=-1)
+
     monkeypatch.setenv("XLA_GYM_GNN_RUN", str(run))
     assert isinstance(from_env(), GnnPolicy)
     monkeypatch.delenv("XLA_GYM_GNN_RUN")

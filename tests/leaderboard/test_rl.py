@@ -98,6 +98,13 @@ def test_a_run_resumes_from_its_last_checkpoint_and_acts_from_any(tmp_path, smal
     policy = RlPolicy(str(run), checkpoint=str(checkpoints[0].relative_to(run)))
     small_env.reset()
     policy(small_env)
+    # acting longer or shorter than the run's episodes (--episode-length=4)
+    assert policy.steps == 4 and RlPolicy(run, episode_length=20).steps == 20
+    small_env.reset()
+    RlPolicy(run, episode_length=1)(small_env)
+    assert len(small_env.actions) <= 1
+    with pytest.raises(ValueError, match="episode_length >= 0"):
+        RlPolicy(run, episode_length=-1)
     with pytest.raises(ValueError, match="No model at"):
         RlPolicy(run, checkpoint="checkpoints/nope.zip")
 

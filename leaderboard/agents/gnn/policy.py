@@ -20,7 +20,8 @@ e.g. passes other agents' searches found futile on the same test module; with
 agents, which never read it (``reproduce.sh gnn_store_off``). As
 ``leaderboard.agents.rl.policy``: it takes its most likely allowed action
 for the run's ``episode_length`` steps, never retaking from the same state an
-action that changed nothing or that XLA failed on, and stops early when the
+action that changed nothing or that XLA failed on (``episode_length=N`` acts N
+steps instead, e.g. 20 for a run trained in shorter episodes), and stops early when the
 stop action is its choice; the best state on the trajectory (fewest ops) is
 kept by resetting and replaying the best prefix (cached in the service, so
 cheap).
@@ -59,10 +60,15 @@ class GnnPolicy:
     run: str | Path
     #: A checkpoint of the run to act with (default: its final ``model.pt``).
     checkpoint: str | Path | None = None
+    #: Steps per benchmark (0: the run's ``episode_length``).
+    episode_length: int = 0
 
     def __post_init__(self) -> None:
         self.run = Path(self.run)
         self.args = json.loads((self.run / "args.json").read_text())["args"]
+        if self.episode_length < 0:
+            raise ValueError(f"expected episode_length >= 0 (0: the run's), got {self.episode_length}")
+        self.steps = self.episode_length or int(self.args["episode_length"])
         weights = Path(self.checkpoint) if self.checkpoint else self.run / "model.pt"
         if not weights.is_absolute() and not weights.exists():
             weights = self.run / weights
@@ -89,7 +95,7 @@ class GnnPolicy:
             action = self.preferences(unpack(env.observation["HloGraphArrays"]), mask)[0]
             return None if action == STOP else action
 
-        act_keep_best(env, choose, int(self.args["episode_length"]))
+        act_keep_best(env, choose, self.steps)
 
 
 def from_env() -> GnnPolicy:

@@ -9,7 +9,8 @@ says the same without variables. Observations are ``features.features``, as in
 training.
 
 The model acts greedily (its most likely action; DQN: the highest Q value)
-for ``episode_length`` steps, except that an action which left the module
+for the run's ``episode_length`` steps (``episode_length=N``: N steps, e.g. 20 for
+a run trained in shorter episodes), except that an action which left the module
 unchanged (or that XLA failed on) is not taken again from that same state:
 the next-preferred action is. A deterministic policy would otherwise repeat
 a no-op until the episode ends. The best state on the trajectory (fewest
@@ -38,6 +39,8 @@ class RlPolicy:
     run: str | Path
     #: A checkpoint of the run to act with (default: its final ``model.zip``).
     checkpoint: str | Path | None = None
+    #: Steps per benchmark (0: the run's ``episode_length``).
+    episode_length: int = 0
 
     def __post_init__(self) -> None:
         from leaderboard.agents.rl.train import model_class
@@ -45,6 +48,9 @@ class RlPolicy:
         self.run = Path(self.run)
         args = json.loads((self.run / "args.json").read_text())["args"]
         self.args = args
+        if self.episode_length < 0:
+            raise ValueError(f"expected episode_length >= 0 (0: the run's), got {self.episode_length}")
+        self.steps = self.episode_length or int(args["episode_length"])
         self.rllib: Any = None
         if args.get("backend") == "rllib":
             from leaderboard.agents.rl.rllib_backend import RllibModule
@@ -81,7 +87,7 @@ class RlPolicy:
             ranked = (int(a) for a in self.preferences(self._observe(env)))
             return next((a for a in ranked if a not in futile), None)
 
-        act_keep_best(env, choose, self.args["episode_length"])
+        act_keep_best(env, choose, self.steps)
 
 
 def from_env() -> RlPolicy:
