@@ -450,7 +450,8 @@ gnn_store_off)  # the GNN's runs (gnn stage: GPT-2 and six families, 4,000 steps
 gnn_episodes5)  # the graph agent on GPT-2 trained in episodes of 5 passes, not 20 (the idea of world_model_episodes5):
     # four times the episodes, so four times the first states, for the same 4,000 env steps; it still acts 20 steps a
     # benchmark. Both recipes compared on the validation split, then these runs on the full test split and the held-out
-    # families; store off throughout, so the policy masks only what its own evaluation saw (gnn_store_off)
+    # families; the store off in every evaluation, so the policy masks only what its own evaluation saw (gnn_store_off;
+    # training masks what the store knows, --mask known, as the gnn stage's runs)
     GNN=$AGENTS/gnn
     VAL=$GNN/results/validation
     for seed in 0 1 2; do

@@ -5,7 +5,7 @@ from collections.abc import Callable, Iterable
 
 from compiler_gym.envs import CompilerEnv
 
-__all__ = ["act_keep_best", "best_pass", "improving_passes", "op_count", "try_pass"]
+__all__ = ["act_keep_best", "acting_steps", "best_pass", "improving_passes", "op_count", "try_pass"]
 
 
 def op_count(env: CompilerEnv) -> int:
@@ -34,6 +34,14 @@ def improving_passes(env: CompilerEnv, actions: Iterable[int], current: int) -> 
 def best_pass(improving: dict[int, int]) -> int:
     """The action of ``improving`` with the fewest ops after it (ties: the lowest action)."""
     return min(improving, key=lambda a: (improving[a], a))
+
+
+def acting_steps(episode_length: object, run_length: int) -> int:
+    """The steps a trained policy acts on a benchmark: ``episode_length``, or the run's own
+    ``run_length`` when it is 0 (e.g. 20 for a run trained in episodes of 5)."""
+    if not isinstance(episode_length, int) or isinstance(episode_length, bool) or episode_length < 0:
+        raise ValueError(f"expected episode_length an int >= 0 (0: the run's {run_length}), got {episode_length!r}")
+    return episode_length or run_length
 
 
 def act_keep_best(env: CompilerEnv, choose: Callable[[set[int]], int | None], steps: int) -> None:

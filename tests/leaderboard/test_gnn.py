@@ -134,12 +134,17 @@ def test_train_tiny_budget_resume_and_act(tmp_path, small_env, monkeypatch):
     assert env.observation["OpCount"] == final
 
     # acting longer or shorter than the run's episodes (--episode-length=3)
-    assert GnnPolicy(run).steps == 3 and GnnPolicy(run, episode_length=20).steps == 20
     env.reset()
     GnnPolicy(run, episode_length=1)(env)
     assert len(env.actions) <= 1 and env.observation["OpCount"] <= start
-    with pytest.raises(ValueError, match="episode_length >= 0"):
-        GnnPolicy(run, episode_length=-1)
+    asked: list[int] = []
+    monkeypatch.setattr("leaderboard.agents.gnn.policy.act_keep_best", lambda env, choose, steps: asked.append(steps))
+    for length in (0, 20, 1):
+        GnnPolicy(run, episode_length=length)(env)
+    assert asked == [3, 20, 1]
+    for bad in (-1, "20", True, 2.5):
+        with pytest.raises(ValueError, match="expected episode_length an int >= 0"):
+            GnnPolicy(run, episode_length=bad)
 
     monkeypatch.setenv("XLA_GYM_GNN_RUN", str(run))
     assert isinstance(from_env(), GnnPolicy)

@@ -82,7 +82,7 @@ def test_max_minutes_stops_training_and_records_the_steps(tmp_path):
     assert 0 < result["timesteps"] < 64
 
 
-def test_a_run_resumes_from_its_last_checkpoint_and_acts_from_any(tmp_path, small_env):
+def test_a_run_resumes_from_its_last_checkpoint_and_acts_from_any(tmp_path, small_env, monkeypatch):
     flags = ["--algo=ppo", "--n-steps=8", "--n-envs=1", "--episode-length=4", "--max-train-benchmarks=1",
              "--dummy-vec-env", "--checkpoint-every=8", f"--out={tmp_path}"]
     run, first = train(parse_args([*flags, "--total-timesteps=16"]))
@@ -99,12 +99,17 @@ def test_a_run_resumes_from_its_last_checkpoint_and_acts_from_any(tmp_path, smal
     small_env.reset()
     policy(small_env)
     # acting longer or shorter than the run's episodes (--episode-length=4)
-    assert policy.steps == 4 and RlPolicy(run, episode_length=20).steps == 20
     small_env.reset()
     RlPolicy(run, episode_length=1)(small_env)
     assert len(small_env.actions) <= 1
-    with pytest.raises(ValueError, match="episode_length >= 0"):
-        RlPolicy(run, episode_length=-1)
+    asked: list[int] = []
+    monkeypatch.setattr("leaderboard.agents.rl.policy.act_keep_best", lambda env, choose, steps: asked.append(steps))
+    for length in (0, 20, 1):
+        RlPolicy(run, episode_length=length)(small_env)
+    assert asked == [4, 20, 1]
+    for bad in (-1, "20", True, 2.5):
+        with pytest.raises(ValueError, match="expected episode_length an int >= 0"):
+            RlPolicy(run, episode_length=bad)
     with pytest.raises(ValueError, match="No model at"):
         RlPolicy(run, checkpoint="checkpoints/nope.zip")
 

@@ -19,9 +19,9 @@ e.g. passes other agents' searches found futile on the same test module; with
 ``XLA_GYM_STORE=off`` it knows only what its own evaluation saw, like the MLP
 agents, which never read it (``reproduce.sh gnn_store_off``). As
 ``leaderboard.agents.rl.policy``: it takes its most likely allowed action
-for the run's ``episode_length`` steps, never retaking from the same state an
-action that changed nothing or that XLA failed on (``episode_length=N`` acts N
-steps instead, e.g. 20 for a run trained in shorter episodes), and stops early when the
+for the run's ``episode_length`` steps (``episode_length=N``: N steps, e.g. 20
+for a run trained in shorter episodes), never retaking from the same state an
+action that changed nothing or that XLA failed on, and stops early when the
 stop action is its choice; the best state on the trajectory (fewest ops) is
 kept by resetting and replaying the best prefix (cached in the service, so
 cheap).
@@ -38,7 +38,7 @@ import numpy as np
 import torch
 from compiler_gym.envs import CompilerEnv
 
-from leaderboard.agents.common import act_keep_best
+from leaderboard.agents.common import act_keep_best, acting_steps
 from leaderboard.agents.gnn.model import GnnActorCritic, GnnConfig, batch, masked_logits, to_data
 from xla_service.catalog.passes import PASS_NAMES
 from xla_service.env.graph import GraphArrays, unpack
@@ -66,9 +66,7 @@ class GnnPolicy:
     def __post_init__(self) -> None:
         self.run = Path(self.run)
         self.args = json.loads((self.run / "args.json").read_text())["args"]
-        if self.episode_length < 0:
-            raise ValueError(f"expected episode_length >= 0 (0: the run's), got {self.episode_length}")
-        self.steps = self.episode_length or int(self.args["episode_length"])
+        self.steps = acting_steps(self.episode_length, int(self.args["episode_length"]))
         weights = Path(self.checkpoint) if self.checkpoint else self.run / "model.pt"
         if not weights.is_absolute() and not weights.exists():
             weights = self.run / weights

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from compiler_gym.envs import CompilerEnv
 
-from leaderboard.agents.common import act_keep_best
+from leaderboard.agents.common import act_keep_best, acting_steps
 from leaderboard.agents.rl.features import features
 
 __all__ = ["RlPolicy", "from_env"]
@@ -48,9 +48,7 @@ class RlPolicy:
         self.run = Path(self.run)
         args = json.loads((self.run / "args.json").read_text())["args"]
         self.args = args
-        if self.episode_length < 0:
-            raise ValueError(f"expected episode_length >= 0 (0: the run's), got {self.episode_length}")
-        self.steps = self.episode_length or int(args["episode_length"])
+        self.steps = acting_steps(self.episode_length, int(args["episode_length"]))
         self.rllib: Any = None
         if args.get("backend") == "rllib":
             from leaderboard.agents.rl.rllib_backend import RllibModule
