@@ -143,3 +143,18 @@ def test_runs_record_their_store_without_its_password(monkeypatch, setting, reco
     assert experience_store() == recorded
     monkeypatch.delenv("XLA_GYM_STORE")
     assert experience_store() == "default"
+
+
+@pytest.mark.parametrize("asked, steps", [(0, 20), (5, 5), (40, 40)])
+def test_a_trained_policy_acts_the_steps_asked_or_its_runs(asked: int, steps: int) -> None:
+    from leaderboard.agents.common import acting_steps
+
+    assert acting_steps(asked, 20) == steps
+
+
+@pytest.mark.parametrize("bad", [-1, "20", True, 2.5, None])
+def test_acting_steps_refuse_what_is_not_an_int_at_least_0(bad: object) -> None:
+    from leaderboard.agents.common import acting_steps
+
+    with pytest.raises(ValueError, match=f"expected episode_length an int >= 0 .*got {bad!r}"):
+        acting_steps(bad, 20)

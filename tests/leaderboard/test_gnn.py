@@ -142,9 +142,8 @@ def test_train_tiny_budget_resume_and_act(tmp_path, small_env, monkeypatch):
     for length in (0, 20, 1):
         GnnPolicy(run, episode_length=length)(env)
     assert asked == [3, 20, 1]
-    for bad in (-1, "20", True, 2.5):
-        with pytest.raises(ValueError, match="expected episode_length an int >= 0"):
-            GnnPolicy(run, episode_length=bad)
+    with pytest.raises(ValueError, match="expected episode_length an int >= 0"):  # every bad kind: test_agents
+        GnnPolicy(run, episode_length=-1)
 
     monkeypatch.setenv("XLA_GYM_GNN_RUN", str(run))
     assert isinstance(from_env(), GnnPolicy)

@@ -107,9 +107,8 @@ def test_a_run_resumes_from_its_last_checkpoint_and_acts_from_any(tmp_path, smal
     for length in (0, 20, 1):
         RlPolicy(run, episode_length=length)(small_env)
     assert asked == [4, 20, 1]
-    for bad in (-1, "20", True, 2.5):
-        with pytest.raises(ValueError, match="expected episode_length an int >= 0"):
-            RlPolicy(run, episode_length=bad)
+    with pytest.raises(ValueError, match="expected episode_length an int >= 0"):  # every bad kind: test_agents
+        RlPolicy(run, episode_length=-1)
     with pytest.raises(ValueError, match="No model at"):
         RlPolicy(run, checkpoint="checkpoints/nope.zip")
 
