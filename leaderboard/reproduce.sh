@@ -20,7 +20,7 @@
 #   bash leaderboard/reproduce.sh gnn        # graph agent: GPT-2 and mixed train splits, 3 seeds each, full test split
 #   bash leaderboard/reproduce.sh gnn_lr     # graph agent on GPT-2 with learning rate 1e-3 (4x), 3 seeds, full test split
 #   bash leaderboard/reproduce.sh gnn_store_off  # the GNN's GPT-2 (4,000, 20,000 steps) and six-family runs on the test split, store off
-#   bash leaderboard/reproduce.sh gnn_episodes5  # the GNN on GPT-2 trained in episodes of 5 passes: validation, then test (store off); the MLP PPO so (seed 0)
+#   bash leaderboard/reproduce.sh gnn_episodes5  # the GNN on GPT-2 trained in episodes of 5 passes: validation (also with stop masked), then test (store off); the MLP PPO so (seeds 0-2, test too)
 #   bash leaderboard/reproduce.sh world_model  # world model + controller: 3 seeds (GPT-2 train split), full test split
 #   bash leaderboard/reproduce.sh world_model_plans  # its planners compared on the validation split (750-step models: GPT-2, six splits)
 #   bash leaderboard/reproduce.sh world_model_six  # the world model trained on the six train splits, 750 real steps, 3 seeds
@@ -450,7 +450,7 @@ gnn_store_off)  # the GNN's runs (gnn stage: GPT-2 and six families, 4,000 steps
 gnn_episodes5)  # the graph agent on GPT-2 trained in episodes of 5 passes, not 20 (the idea of world_model_episodes5):
     # four times the episodes, so four times the first states, for the same 4,000 env steps; it still acts 20 steps a
     # benchmark. Both recipes compared on the validation split, then these runs on the full test split and the held-out
-    # families; the store off in every evaluation, so the policy masks only what its own evaluation saw (gnn_store_off;
+    # families; the store off in every GNN evaluation, so the policy masks only what its own evaluation saw (gnn_store_off;
     # training masks what the store knows, --mask known, as the gnn stage's runs)
     GNN=$AGENTS/gnn
     VAL=$GNN/results/validation
@@ -466,28 +466,38 @@ gnn_episodes5)  # the graph agent on GPT-2 trained in episodes of 5 passes, not 
         policy="leaderboard.agents.gnn.policy:GnnPolicy(run='$run', episode_length=20)"
         XLA_GYM_STORE=off evaluate $VAL/gnn-gpt2-episodes5-seed$seed-validation-sample4.csv "$policy" \
             --split validation "${SAMPLE[@]}"
+        XLA_GYM_STORE=off evaluate $VAL/gnn-gpt2-nostop-seed$seed-validation-sample4.csv \
+            "${policy%)}, allow_stop=False)" --split validation "${SAMPLE[@]}"  # the stop action masked
         for split in test heldout; do  # the full test split, and the families no run trained on
             results=$GNN/results/episodes5/gnn-gpt2-seed$seed-$split.csv
             XLA_GYM_STORE=off evaluate "$results" "$policy" --split $split
             summarize "$results" $split
         done
     done
-    # the same change for the MLP PPO (seed 0 only, validation split): is it the episodes, or the graph?
-    mlp=$RUNS/episodes5/ppo-OpCount-seed0
-    if want "$mlp" && [[ ! -f $mlp/model.zip ]]; then
-        $PY -m leaderboard.agents.rl.train --algo ppo --total-timesteps 4000 --n-steps 64 --n-envs 2 \
-            --episode-length 5 --checkpoint-every 1000 --seed 0 --out "$(dirname "$mlp")"
-    fi
+    # the same change for the MLP PPO (seeds 0-2; validation, test, held out): is it the episodes, or the graph?
     RVAL=$AGENTS/rl/results/validation
-    evaluate $RVAL/ppo-OpCount-base-seed0-validation-sample4.csv \
-        "leaderboard.agents.rl.policy:RlPolicy(run='$RUNS/ppo-OpCount-seed0')" --split validation "${SAMPLE[@]}"
-    evaluate $RVAL/ppo-OpCount-episodes5-seed0-validation-sample4.csv \
-        "leaderboard.agents.rl.policy:RlPolicy(run='$mlp', episode_length=20)" --split validation "${SAMPLE[@]}"
+    for seed in 0 1 2; do
+        mlp=$RUNS/episodes5/ppo-OpCount-seed$seed
+        if want "$mlp" && [[ ! -f $mlp/model.zip ]]; then
+            $PY -m leaderboard.agents.rl.train --algo ppo --total-timesteps 4000 --n-steps 64 --n-envs 2 \
+                --episode-length 5 --checkpoint-every 1000 --seed $seed --out "$(dirname "$mlp")"
+        fi
+        evaluate $RVAL/ppo-OpCount-base-seed$seed-validation-sample4.csv \
+            "leaderboard.agents.rl.policy:RlPolicy(run='$RUNS/ppo-OpCount-seed$seed')" --split validation "${SAMPLE[@]}"
+        policy="leaderboard.agents.rl.policy:RlPolicy(run='$mlp', episode_length=20)"
+        evaluate $RVAL/ppo-OpCount-episodes5-seed$seed-validation-sample4.csv "$policy" --split validation "${SAMPLE[@]}"
+        for split in test heldout; do
+            results=$AGENTS/rl/results/episodes5/ppo-OpCount-seed$seed-$split.csv
+            evaluate "$results" "$policy" --split $split
+            summarize "$results" $split
+        done
+    done
     $PY -m leaderboard.seeds --baseline $AGENTS/world_model/results/validation/default-pipeline-validation-sample4.csv \
         "GNN PPO, episodes of 20 (the gnn stage's runs)=$VAL/gnn-gpt2-base-seed*.csv" \
         "GNN PPO, episodes of 5=$VAL/gnn-gpt2-episodes5-seed*.csv" \
-        "MLP PPO, episodes of 20 (seed 0)=$RVAL/ppo-OpCount-base-seed0-validation-sample4.csv" \
-        "MLP PPO, episodes of 5 (seed 0)=$RVAL/ppo-OpCount-episodes5-seed0-validation-sample4.csv"
+        "GNN PPO, episodes of 5, stop masked=$VAL/gnn-gpt2-nostop-seed*.csv" \
+        "MLP PPO, episodes of 20=$RVAL/ppo-OpCount-base-seed*-validation-sample4.csv" \
+        "MLP PPO, episodes of 5=$RVAL/ppo-OpCount-episodes5-seed*-validation-sample4.csv"
     $PY -m leaderboard.seeds --preset gnn --figure leaderboard/figures/gnn.png
     ;;
 world_model)  # Dyna: 4000 real env steps per seed (the RL runs' budget; checkpoints at 750, 1000, 2000), the full test split

@@ -106,6 +106,7 @@ PRESETS: dict[str, Preset] = {
             ("GNN PPO, GPT-2, store off", _GNN_GPT2_STORE_OFF),
             ("GNN PPO, GPT-2, learning rate 1e-3", f"{_GNN}/lr/gnn-gpt2-seed*.csv"),  # reproduce.sh gnn_lr
             ("GNN PPO, GPT-2, episodes of 5, store off", f"{_GNN}/episodes5/gnn-gpt2-seed*.csv"),  # reproduce.sh gnn_episodes5
+            ("MLP PPO, GPT-2, episodes of 5", _rl("ppo-OpCount", _RESULTS / "episodes5")),  # reproduce.sh gnn_episodes5
             ("MLP PPO, six families", f"{_GENERALIZE}/six-ppo-seed*.csv"),
             ("GNN PPO, six families", f"{_GNN}/gnn-mixed-seed*.csv"),
             ("GNN PPO, six families, store off", f"{_GNN}/store-off/gnn-mixed-seed*-test.csv"),  # reproduce.sh gnn_store_off

@@ -137,6 +137,19 @@ def test_train_tiny_budget_resume_and_act(tmp_path, small_env, monkeypatch):
     env.reset()
     GnnPolicy(run, episode_length=1)(env)
     assert len(env.actions) <= 1 and env.observation["OpCount"] <= start
+
+    # a policy whose first choice is always stop: it ends at once, unless stop is masked
+    eager = GnnPolicy(run)
+    eager.model.policy[-1].bias.data[STOP] = 1e6
+    env.reset()
+    eager(env)
+    assert env.actions == []
+    eager.allow_stop = False
+    env.reset()
+    eager(env)
+    assert env.actions and env.observation["OpCount"] < start  # the small module's passes change it
+    with pytest.raises(ValueError, match="expected allow_stop a bool"):
+        GnnPolicy(run, allow_stop="no")  # type: ignore[arg-type]
     asked: list[int] = []
     monkeypatch.setattr("leaderboard.agents.gnn.policy.act_keep_best", lambda env, choose, steps: asked.append(steps))
     for length in (0, 20, 1):

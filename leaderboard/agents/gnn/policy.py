@@ -22,7 +22,8 @@ agents, which never read it (``reproduce.sh gnn_store_off``). As
 for the run's ``episode_length`` steps (``episode_length=N``: N steps, e.g. 20
 for a run trained in shorter episodes), never retaking from the same state an
 action that changed nothing or that XLA failed on, and stops early when the
-stop action is its choice; the best state on the trajectory (fewest ops) is
+stop action is its choice (``allow_stop=False`` masks it, as the MLP agents,
+which have none); the best state on the trajectory (fewest ops) is
 kept by resetting and replaying the best prefix (cached in the service, so
 cheap).
 """
@@ -62,11 +63,16 @@ class GnnPolicy:
     checkpoint: str | Path | None = None
     #: Steps per benchmark (0: the run's ``episode_length``).
     episode_length: int = 0
+    #: False masks the stop action: it acts every step (keep-best acting, so more steps never
+    #: raise the op count), stopping only when no pass is left to try.
+    allow_stop: bool = True
 
     def __post_init__(self) -> None:
         self.run = Path(self.run)
         self.args = json.loads((self.run / "args.json").read_text())["args"]
         self.steps = acting_steps(self.episode_length, int(self.args["episode_length"]))
+        if not isinstance(self.allow_stop, bool):
+            raise ValueError(f"expected allow_stop a bool, got {self.allow_stop!r}")
         weights = Path(self.checkpoint) if self.checkpoint else self.run / "model.pt"
         if not weights.is_absolute() and not weights.exists():
             weights = self.run / weights
@@ -90,6 +96,10 @@ class GnnPolicy:
         def choose(futile: set[int]) -> int | None:
             mask = action_mask(env.observation["PassOutcomes"] if known else np.zeros(STOP))
             mask[list(futile)] = 0
+            if not self.allow_stop:
+                mask[STOP] = 0
+            if not mask.any():  # every pass changes nothing or fails from here
+                return None
             action = self.preferences(unpack(env.observation["HloGraphArrays"]), mask)[0]
             return None if action == STOP else action
 
