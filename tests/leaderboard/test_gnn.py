@@ -148,6 +148,11 @@ def test_train_tiny_budget_resume_and_act(tmp_path, small_env, monkeypatch):
     env.reset()
     eager(env)
     assert env.actions and env.observation["OpCount"] < start  # the small module's passes change it
+    with monkeypatch.context() as m:  # every pass known futile: it stops, though stop is masked
+        m.setattr("leaderboard.agents.gnn.policy.action_mask", lambda outcomes: np.eye(STOP + 1, dtype=np.int8)[STOP])
+        env.reset()
+        eager(env)
+        assert env.actions == []
     with pytest.raises(ValueError, match="expected allow_stop a bool"):
         GnnPolicy(run, allow_stop="no")  # type: ignore[arg-type]
     asked: list[int] = []
