@@ -26,6 +26,7 @@ from leaderboard.agents.gnn.train import (
     train,
     trim_episodes,
 )
+from tests.leaderboard.acting import check_acting_steps
 from xla_service.env.graph import GraphArrays, unpack
 
 
@@ -155,13 +156,7 @@ def test_train_tiny_budget_resume_and_act(tmp_path, small_env, monkeypatch):
         assert env.actions == []
     with pytest.raises(ValueError, match="expected allow_stop a bool"):
         GnnPolicy(run, allow_stop="no")  # type: ignore[arg-type]
-    asked: list[int] = []
-    monkeypatch.setattr("leaderboard.agents.gnn.policy.act_keep_best", lambda env, choose, steps: asked.append(steps))
-    for length in (0, 20, 1):
-        GnnPolicy(run, episode_length=length)(env)
-    assert asked == [3, 20, 1]
-    with pytest.raises(ValueError, match="expected episode_length an int >= 0"):  # every bad kind: test_agents
-        GnnPolicy(run, episode_length=-1)
+    check_acting_steps(monkeypatch, GnnPolicy, run, env, run_length=3)
 
     monkeypatch.setenv("XLA_GYM_GNN_RUN", str(run))
     assert isinstance(from_env(), GnnPolicy)

@@ -7,6 +7,7 @@ import pytest
 
 from leaderboard.agents.rl.policy import RlPolicy
 from leaderboard.agents.rl.train import ALGOS, parse_args, train, trim_monitors
+from tests.leaderboard.acting import check_acting_steps
 
 VARIANTS = [(algo, []) for algo in ALGOS] + [
     ("ppo", ["--reward-space=OpCountShaped"]),
@@ -102,13 +103,7 @@ def test_a_run_resumes_from_its_last_checkpoint_and_acts_from_any(tmp_path, smal
     small_env.reset()
     RlPolicy(run, episode_length=1)(small_env)
     assert len(small_env.actions) <= 1
-    asked: list[int] = []
-    monkeypatch.setattr("leaderboard.agents.rl.policy.act_keep_best", lambda env, choose, steps: asked.append(steps))
-    for length in (0, 20, 1):
-        RlPolicy(run, episode_length=length)(small_env)
-    assert asked == [4, 20, 1]
-    with pytest.raises(ValueError, match="expected episode_length an int >= 0"):  # every bad kind: test_agents
-        RlPolicy(run, episode_length=-1)
+    check_acting_steps(monkeypatch, RlPolicy, run, small_env, run_length=4)
     with pytest.raises(ValueError, match="No model at"):
         RlPolicy(run, checkpoint="checkpoints/nope.zip")
 
