@@ -15,6 +15,9 @@ For every configuration of every requested family this script
    name inside, so the bytes only depend on the text) and the family's
    ``manifest.json`` (sorted keys, no timestamps: reproducible).
 
+Steps 1-5 for one configuration are ``build.process``, run in a pool of
+worker processes; ``manifest.py`` writes and summarizes the manifests; this
+module is the driver (progress, merging partial runs, the command line).
 Failures are recorded in the manifest's ``failures`` list, never dropped
 silently; the exit status is 1 if any configuration failed.
 
@@ -27,10 +30,6 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
-import gzip
-import hashlib
-import io
-import json
 import multiprocessing
 import os
 import re
@@ -39,193 +38,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from xla_gym_datasets.build import benchmark_uri, process, suite_name
+from xla_gym_datasets.manifest import MANIFEST, load_manifest, summarize, write_manifest
 from xla_gym_datasets.models import FAMILIES, get_family
 from xla_gym_datasets.splits import split
-
-from xla_service.catalog.schema import OP_COUNT_RULE
-
-VERSION = "v0"
-MANIFEST = "manifest.json"
-
-
-def suite_name(family: str) -> str:
-    return f"xla-{family}-{VERSION}"
-
-
-def benchmark_uri(family: str, name: str) -> str:
-    return f"benchmark://{suite_name(family)}/{name}"
-
-
-def gzip_bytes(text: str) -> bytes:
-    """Reproducible gzip: mtime 0, no embedded file name."""
-    buf = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=9) as f:
-        f.write(text.encode("utf-8"))
-    return buf.getvalue()
-
-
-def read_benchmark(path: Path) -> str:
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        return f.read()
-
-
-# ---------------------------------------------------------------------------
-# One configuration (runs in a worker process)
-# ---------------------------------------------------------------------------
-
-
-def _inputs_for(text: str, example_args) -> tuple:
-    """Seeded inputs for the module: the model's own example arguments when they
-    match the entry parameters one for one (they always should: the jitted
-    function keeps its arguments), else seeded random arrays of the right shapes.
-    """
-    import jax
-    import numpy as np
-    from xla_gym_datasets import engine
-
-    shapes = engine.parameter_shapes(text)
-    leaves = [np.asarray(x) for x in jax.tree_util.tree_leaves(example_args)]
-    if len(leaves) == len(shapes) and all(
-        tuple(x.shape) == s and x.dtype == d for x, (s, d) in zip(leaves, shapes)
-    ):
-        return leaves, "example-args"
-    rng = np.random.default_rng(0)
-    arrays = []
-    for s, d in shapes:
-        if np.issubdtype(d, np.integer):
-            arrays.append(rng.integers(0, 8, size=s).astype(d))
-        elif d == np.bool_:
-            arrays.append(rng.integers(0, 2, size=s).astype(d))
-        else:
-            arrays.append(rng.standard_normal(s).astype(d))
-    return arrays, "seeded-random"
-
-
-def _verify(text: str, example_args, exe) -> dict[str, Any]:
-    import numpy as np
-    from xla_gym_datasets import engine
-
-    inputs, kind = _inputs_for(text, example_args)
-    first = engine.execute(exe, inputs)
-    second = engine.execute(exe, inputs)
-    same = len(first) == len(second) and all(
-        a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
-        for a, b in zip(first, second)
-    )
-    if not same:
-        raise RuntimeError("outputs differ between two executions on the same inputs")
-    finite = all(
-        bool(np.all(np.isfinite(a.astype(np.float32))))
-        for a in first
-        if np.issubdtype(a.dtype, np.floating) or a.dtype.name == "bfloat16"
-    )
-    return {
-        "parses": True,
-        "executes": True,
-        "deterministic": True,
-        "outputs_finite": finite,
-        "inputs": kind,
-        "n_outputs": len(first),
-    }
-
-
-def process(family: str, index: int, out_dir: str, verify: bool) -> dict[str, Any]:
-    """Build, lower, normalize, verify and write one benchmark. Never raises."""
-    t0 = time.time()
-    cpu0 = time.process_time()
-    times: dict[str, float] = {}
-    module = get_family(family)
-    config = module.configs()[index]
-    name = config.name
-    stage = "build"
-    try:
-        import jax
-        import jaxlib
-        from xla_gym_datasets import engine
-
-        fn, args = module.build(config)
-        times[stage] = time.time() - t0
-        stage = "lower"
-        raw = fn.lower(*args).compiler_ir("hlo").as_hlo_text()
-        times[stage] = time.time() - t0
-        stage = "normalize"
-        text = engine.normalize(raw)  # raises unless a fixpoint was reached
-        times[stage] = time.time() - t0
-        stage = "count"
-        initial = engine.op_count(text)
-        times[stage] = time.time() - t0
-        stage = "compile"
-        exe, default_text = engine.compile_with_default(text)
-        default_count = engine.op_count(default_text)
-        times[stage] = time.time() - t0
-        stage = "verify"
-        verification = _verify(text, args, exe) if verify else None
-        times[stage] = time.time() - t0
-        stage = "cost_analysis"
-        cost = engine.cost_analysis(text)
-        times[stage] = time.time() - t0
-        stage = "write"
-        data = gzip_bytes(text)
-        suite = Path(out_dir) / suite_name(family)
-        suite.mkdir(parents=True, exist_ok=True)
-        tmp = suite / f".{name}.hlo.gz.tmp"
-        tmp.write_bytes(data)
-        os.replace(tmp, suite / f"{name}.hlo.gz")
-        entry = {
-            "name": name,
-            "uri": benchmark_uri(family, name),
-            "file": f"{name}.hlo.gz",
-            "family": family,
-            "model": config.model,
-            "config": _jsonable(config),
-            "split": split(family, config),
-            "jax_version": jax.__version__,
-            "jaxlib_version": jaxlib.__version__,
-            "op_count_rule": OP_COUNT_RULE,
-            "raw_op_count": engine.op_count(raw),
-            "initial_op_count": initial,
-            "default_op_count": default_count,
-            "cost_analysis": cost,
-            "sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
-            "text_bytes": len(text.encode("utf-8")),
-            "gz_bytes": len(data),
-            "verification": verification,
-        }
-        times[stage] = time.time() - t0
-        return {"ok": True, "entry": entry, "seconds": time.time() - t0,
-                "cpu_seconds": time.process_time() - cpu0, "times": _stage_times(times)}
-    except BaseException as e:  # noqa: BLE001 - everything is recorded
-        msg = f"{type(e).__name__}: {e}".strip().splitlines()
-        return {
-            "ok": False,
-            "failure": {
-                "name": name,
-                "uri": benchmark_uri(family, name),
-                "stage": stage,
-                "error": "\n".join(msg[:5])[:2000],
-            },
-            "seconds": time.time() - t0,
-            "cpu_seconds": time.process_time() - cpu0,
-        }
-
-
-def _stage_times(cumulative: dict[str, float]) -> dict[str, float]:
-    out, last = {}, 0.0
-    for stage, t in cumulative.items():
-        out[stage] = t - last
-        last = t
-    return out
-
-
-def _jsonable(config) -> dict[str, Any]:
-    import dataclasses
-
-    return {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(config).items()}
-
-
-# ---------------------------------------------------------------------------
-# Progress bar and driver
-# ---------------------------------------------------------------------------
 
 
 class Progress:
@@ -266,40 +82,6 @@ def _fmt(seconds: float) -> str:
     m, s = divmod(int(seconds), 60)
     return f"{m}m{s:02d}s"
 
-
-def _load_manifest(path: Path) -> dict[str, Any] | None:
-    if path.exists():
-        with open(path) as f:
-            return json.load(f)
-    return None
-
-
-def write_manifest(path: Path, family: str, entries: list[dict], failures: list[dict]) -> None:
-    from xla_gym_datasets import splits
-
-    counts = {s: 0 for s in splits.SPLITS}
-    for e in entries:
-        counts[e["split"]] += 1
-    if family in splits.HELD_OUT_FAMILIES:
-        split_rule: dict[str, Any] = {"axis": "family", "heldout": "every configuration"}
-    else:
-        axis, validation, test = splits.RULES[family]
-        split_rule = {"axis": axis, "validation": list(validation), "test": list(test)}
-    manifest = {
-        "suite": suite_name(family),
-        "family": family,
-        "generator": "datasets/generate.py",
-        "op_count_rule": OP_COUNT_RULE,
-        "split_rule": {**split_rule, "doc": "datasets/splits.py"},
-        "counts": counts,
-        "benchmarks": sorted(entries, key=lambda e: e["name"]),
-        "failures": sorted(failures, key=lambda e: e["name"]),
-    }
-    tmp = path.with_suffix(".json.tmp")
-    with open(tmp, "w") as f:
-        json.dump(manifest, f, indent=1, sort_keys=True)
-        f.write("\n")
-    os.replace(tmp, path)
 
 
 def run_family(family: str, args, pool) -> dict[str, Any]:
@@ -351,7 +133,7 @@ def run_family(family: str, args, pool) -> dict[str, Any]:
     # Merge with the existing manifest when only part of the grid was run.
     entries: dict[str, dict] = {}
     failures: dict[str, dict] = {}
-    old = _load_manifest(manifest_path) if partial else None
+    old = load_manifest(manifest_path) if partial else None
     if old:
         valid = set(names)
         for entry in old.get("benchmarks", []):
@@ -393,33 +175,6 @@ def run_family(family: str, args, pool) -> dict[str, Any]:
             print(f"  FAILED {f['name']} at {f['stage']}: {f['error'].splitlines()[0]}", file=sys.stderr)
     return {"family": family, "seconds": seconds, "cpu": cpu, "ok": n_ok, "failed": len(results) - n_ok}
 
-
-def summarize(out: Path, families: list[str]) -> None:
-    """Print a table of the generated suites from their manifests."""
-    print(
-        "suite            graphs  train  valid   test  h.out  failed  ops min/median/max   "
-        "default ops median  size on disk"
-    )
-    total_graphs = total_bytes = 0
-    for family in families:
-        suite = out / suite_name(family)
-        manifest = _load_manifest(suite / MANIFEST)
-        if manifest is None:
-            print(f"{suite_name(family):<16} (not generated)")
-            continue
-        b = manifest["benchmarks"]
-        ops = sorted(e["initial_op_count"] for e in b) or [0]
-        dops = sorted(e["default_op_count"] for e in b) or [0]
-        size = sum(p.stat().st_size for p in suite.iterdir() if p.is_file())
-        c = manifest["counts"]
-        print(
-            f"{suite_name(family):<16} {len(b):>6} {c['train']:>6} {c['validation']:>6} {c['test']:>6} {c.get('heldout', 0):>6}"
-            f" {len(manifest['failures']):>7}  {ops[0]:>5}/{ops[len(ops) // 2]:>5}/{ops[-1]:>5}"
-            f"   {dops[len(dops) // 2]:>17}  {size / 1e6:>8.2f} MB"
-        )
-        total_graphs += len(b)
-        total_bytes += size
-    print(f"{'total':<16} {total_graphs:>6}{'':>65}{total_bytes / 1e6:>8.2f} MB")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from xla_gym_datasets import splits
-from xla_gym_datasets.generate import benchmark_uri, gzip_bytes, suite_name
+from xla_gym_datasets.build import benchmark_uri, gzip_bytes, suite_name
 from xla_gym_datasets.models import FAMILIES, get_family
 
 REPO = Path(__file__).resolve().parents[2]
