@@ -115,6 +115,32 @@ stage_gnn_episodes5() {  # the graph agent on GPT-2 trained in episodes of 5 pas
     $PY -m leaderboard.seeds --preset gnn --figure leaderboard/figures/gnn.png
 }
 
+stage_gnn_seeds() {  # more seeds for the comparison the goal asks for: gnn_episodes5's GNN (GPT-2, episodes of 5, store
+    # off in evaluations) and the MLP PPO (GPT-2, the generalize stage's flags) at the seeds in SEEDS (default "3 4"; seeds
+    # 0-2 are gnn_episodes5's and generalize's), on the full test split and the held-out families. The new results go to
+    # results/seeds/ folders, which the seeds preset's rows "..., more seeds" add to seeds 0-2. A trained run is kept.
+    GNN=$AGENTS/gnn
+    for seed in ${SEEDS:-3 4}; do
+        run=$GNN/runs/episodes5/gnn-gpt2-seed$seed
+        if want "$run" && [[ ! -f $run/model.pt ]]; then
+            $PY -m leaderboard.agents.gnn.train --benchmarks xla-gpt2-v0:train --total-timesteps 4000 \
+                --episode-length 5 --seed $seed --out "$(dirname "$run")"
+        fi
+        mlp=$RUNS/ppo-OpCount-seed$seed
+        [[ -f $mlp/model.zip ]] || train "$mlp" --algo ppo --seed $seed --datasets xla-gpt2-v0 --resume
+        for split in test heldout; do
+            results=$GNN/results/episodes5/seeds/gnn-gpt2-seed$seed-$split.csv
+            XLA_GYM_STORE=off evaluate "$results" \
+                "leaderboard.agents.gnn.policy:GnnPolicy(run='$run', episode_length=20)" --split $split
+            summarize "$results" $split
+            results=$AGENTS/rl/results/seeds/ppo-OpCount-seed$seed-$split.csv
+            evaluate "$results" "leaderboard.agents.rl.policy:RlPolicy(run='$mlp')" --split $split
+            summarize "$results" $split
+        done
+    done
+    $PY -m leaderboard.seeds --preset gnn --figure leaderboard/figures/gnn.png
+}
+
 stage_gnn_six_episodes5() {  # gnn_episodes5's recipe (episodes of 5 passes, acting 20 steps, store off in evaluations) on the
     # six train splits, as the gnn stage's gnn-mixed runs: compared with those on the validation split only (it scored
     # lower there, so it was not run on the test split)
