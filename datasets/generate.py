@@ -15,8 +15,9 @@ For every configuration of every requested family this script
    name inside, so the bytes only depend on the text) and the family's
    ``manifest.json`` (sorted keys, no timestamps: reproducible).
 
-Steps 1-5 for one configuration are ``build.process``, run in a pool of
-worker processes; ``manifest.py`` writes and summarizes the manifests; this
+Steps 1-5 for one configuration (all but the manifest) are ``build.process``,
+run in a pool of worker processes; ``manifest.py`` writes and summarizes the
+manifests; this
 module is the driver (progress, merging partial runs, the command line).
 Failures are recorded in the manifest's ``failures`` list, never dropped
 silently; the exit status is 1 if any configuration failed.
@@ -81,7 +82,6 @@ class Progress:
 def _fmt(seconds: float) -> str:
     m, s = divmod(int(seconds), 60)
     return f"{m}m{s:02d}s"
-
 
 
 def run_family(family: str, args, pool) -> dict[str, Any]:
@@ -174,7 +174,6 @@ def run_family(family: str, args, pool) -> dict[str, Any]:
         if f["name"] in results:
             print(f"  FAILED {f['name']} at {f['stage']}: {f['error'].splitlines()[0]}", file=sys.stderr)
     return {"family": family, "seconds": seconds, "cpu": cpu, "ok": n_ok, "failed": len(results) - n_ok}
-
 
 
 def main(argv: list[str] | None = None) -> int:

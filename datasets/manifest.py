@@ -53,7 +53,6 @@ def write_manifest(path: Path, family: str, entries: list[dict], failures: list[
     os.replace(tmp, path)
 
 
-
 def summarize(out: Path, families: list[str]) -> None:
     """Print a table of the generated suites from their manifests."""
     print(
