@@ -107,6 +107,11 @@ PRESETS: dict[str, Preset] = {
             ("GNN PPO, GPT-2, learning rate 1e-3", f"{_GNN}/lr/gnn-gpt2-seed*.csv"),  # reproduce.sh gnn_lr
             ("GNN PPO, GPT-2, episodes of 5, store off", f"{_GNN}/episodes5/gnn-gpt2-seed*.csv"),  # reproduce.sh gnn_episodes5
             ("MLP PPO, GPT-2, episodes of 5", _rl("ppo-OpCount", _RESULTS / "episodes5")),  # reproduce.sh gnn_episodes5
+            # reproduce.sh gnn_seeds: the rows "MLP PPO, GPT-2" (episodes of 20) and "GNN PPO, GPT-2, episodes of 5, store
+            # off", each with gnn_seeds' seeds (3, 4, ...) added to its seeds 0-2
+            ("MLP PPO, GPT-2, more seeds", f"{_rl('ppo-OpCount')},{_rl('ppo-OpCount', _RESULTS / 'seeds')}"),
+            ("GNN PPO, GPT-2, episodes of 5, store off, more seeds",
+             f"{_GNN}/episodes5/gnn-gpt2-seed*.csv,{_GNN}/episodes5/seeds/gnn-gpt2-seed*.csv"),
             ("MLP PPO, six families", f"{_GENERALIZE}/six-ppo-seed*.csv"),
             ("GNN PPO, six families", f"{_GNN}/gnn-mixed-seed*.csv"),
             ("GNN PPO, six families, store off", f"{_GNN}/store-off/gnn-mixed-seed*-test.csv"),  # reproduce.sh gnn_store_off
