@@ -2,6 +2,14 @@
 # Stages of leaderboard/reproduce.sh, which sources this file: the graph agent of agents/gnn. Each
 # stage is a function stage_NAME, run by `bash leaderboard/reproduce.sh NAME`.
 
+train_episodes5() {  # train_episodes5 RUN BENCHMARKS SEED: a GNN trained in episodes of 5 passes (4,000 env steps) into
+    # RUN, unless the filter leaves RUN out or RUN has its model
+    local run=$1 benchmarks=$2 seed=$3
+    want "$run" && [[ ! -f $run/model.pt ]] || return 0
+    $PY -m leaderboard.agents.gnn.train --benchmarks "$benchmarks" --total-timesteps 4000 \
+        --episode-length 5 --seed "$seed" --out "$(dirname "$run")"
+}
+
 stage_gnn() {  # the graph agent, trained as the MLP PPO (4,000 steps) on GPT-2 and on all six train splits
     GNN=$AGENTS/gnn
     MIXED=xla-bert-v0:train,xla-gpt2-v0:train,xla-moe-v0:train,xla-resnet-v0:train,xla-rnn-v0:train,xla-vit-v0:train
@@ -70,10 +78,7 @@ stage_gnn_episodes5() {  # the graph agent on GPT-2 trained in episodes of 5 pas
     VAL=$GNN/results/validation
     for seed in 0 1 2; do
         run=$GNN/runs/episodes5/gnn-gpt2-seed$seed
-        if want "$run" && [[ ! -f $run/model.pt ]]; then
-            $PY -m leaderboard.agents.gnn.train --benchmarks xla-gpt2-v0:train --total-timesteps 4000 \
-                --episode-length 5 --seed $seed --out "$(dirname "$run")"
-        fi
+        train_episodes5 "$run" xla-gpt2-v0:train $seed
         XLA_GYM_STORE=off XLA_GYM_GNN_RUN=$GNN/runs/gnn-gpt2-seed$seed evaluate \
             $VAL/gnn-gpt2-base-seed$seed-validation-sample4.csv "leaderboard.agents.gnn.policy:from_env()" \
             --split validation "${SAMPLE[@]}"
@@ -123,10 +128,7 @@ stage_gnn_seeds() {  # more seeds for the comparison the goal asks for: gnn_epis
     GNN=$AGENTS/gnn
     for seed in ${SEEDS:-3 4}; do
         run=$GNN/runs/episodes5/gnn-gpt2-seed$seed
-        if want "$run" && [[ ! -f $run/model.pt ]]; then
-            $PY -m leaderboard.agents.gnn.train --benchmarks xla-gpt2-v0:train --total-timesteps 4000 \
-                --episode-length 5 --seed $seed --out "$(dirname "$run")"
-        fi
+        train_episodes5 "$run" xla-gpt2-v0:train $seed
         mlp=$RUNS/ppo-OpCount-seed$seed
         [[ -f $mlp/model.zip ]] || train "$mlp" --algo ppo --seed $seed --datasets xla-gpt2-v0 --resume
         for split in test heldout; do
@@ -150,10 +152,7 @@ stage_gnn_six_episodes5() {  # gnn_episodes5's recipe (episodes of 5 passes, act
     MIXED=xla-bert-v0:train,xla-gpt2-v0:train,xla-moe-v0:train,xla-resnet-v0:train,xla-rnn-v0:train,xla-vit-v0:train
     for seed in 0 1 2; do
         run=$GNN/runs/episodes5/gnn-mixed-seed$seed
-        if want "$run" && [[ ! -f $run/model.pt ]]; then
-            $PY -m leaderboard.agents.gnn.train --benchmarks "$MIXED" --total-timesteps 4000 \
-                --episode-length 5 --seed $seed --out "$(dirname "$run")"
-        fi
+        train_episodes5 "$run" "$MIXED" $seed
         XLA_GYM_STORE=off evaluate $VAL/gnn-mixed-base-seed$seed-validation-sample4.csv \
             "leaderboard.agents.gnn.policy:GnnPolicy(run='$GNN/runs/gnn-mixed-seed$seed', episode_length=20)" \
             --split validation "${SAMPLE[@]}"
