@@ -81,6 +81,16 @@ steps_tables() {  # the world model beside PPO by real env steps (table, figure)
         --target "six families: MLP PPO, 4,000 steps" --figure leaderboard/figures/world_model_steps.png
 }
 
+score_splits() {  # score_splits PREFIX POLICY: POLICY on the test split and the held-out families, into
+    # PREFIX-{test,heldout}.csv, each run whole, then validated and summarized (an environment prefix such as
+    # XLA_GYM_STORE=off applies to every evaluation)
+    local split
+    for split in test heldout; do
+        evaluate "$1-$split.csv" "$2" --split $split
+        summarize "$1-$split.csv" $split
+    done
+}
+
 evaluate_splits() {  # evaluate_splits RUN RESULTS_PREFIX [rl|gnn]: a run of agents/rl (or agents/gnn) on
     # the test split and the held-out families, into PREFIX-{test,heldout}.csv; --resume runs only
     # the benchmarks a file lacks

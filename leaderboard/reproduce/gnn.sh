@@ -22,11 +22,8 @@ stage_gnn() {  # the graph agent, trained as the MLP PPO (4,000 steps) on GPT-2 
                 $PY -m leaderboard.agents.gnn.train --benchmarks "$benchmarks" --total-timesteps 4000 \
                     --seed $seed --out $GNN/runs
             fi
-            for split in test heldout; do  # the full test split, and the families no run trained on
-                results=$GNN/results/gnn-$suite-seed$seed-$split.csv
-                XLA_GYM_GNN_RUN=$run evaluate "$results" "leaderboard.agents.gnn.policy:from_env()" --split $split
-                summarize "$results" $split
-            done
+            # the full test split, and the families no run trained on
+            XLA_GYM_GNN_RUN=$run score_splits $GNN/results/gnn-$suite-seed$seed "leaderboard.agents.gnn.policy:from_env()"
         done
     done
     # side by side with the MLP PPO of the same budget and seeds (the rl and generalize stages)
@@ -87,11 +84,7 @@ stage_gnn_episodes5() {  # the graph agent on GPT-2 trained in episodes of 5 pas
             --split validation "${SAMPLE[@]}"
         XLA_GYM_STORE=off evaluate $VAL/gnn-gpt2-nostop-seed$seed-validation-sample4.csv \
             "${policy%)}, allow_stop=False)" --split validation "${SAMPLE[@]}"  # the stop action masked
-        for split in test heldout; do  # the full test split, and the families no run trained on
-            results=$GNN/results/episodes5/gnn-gpt2-seed$seed-$split.csv
-            XLA_GYM_STORE=off evaluate "$results" "$policy" --split $split
-            summarize "$results" $split
-        done
+        XLA_GYM_STORE=off score_splits $GNN/results/episodes5/gnn-gpt2-seed$seed "$policy"  # test + held-out families
     done
     # the same change for the MLP PPO (seeds 0-2; validation, test, held out): is it the episodes, or the graph?
     RVAL=$AGENTS/rl/results/validation
@@ -105,11 +98,7 @@ stage_gnn_episodes5() {  # the graph agent on GPT-2 trained in episodes of 5 pas
             "leaderboard.agents.rl.policy:RlPolicy(run='$RUNS/ppo-OpCount-seed$seed')" --split validation "${SAMPLE[@]}"
         policy="leaderboard.agents.rl.policy:RlPolicy(run='$mlp', episode_length=20)"
         evaluate $RVAL/ppo-OpCount-episodes5-seed$seed-validation-sample4.csv "$policy" --split validation "${SAMPLE[@]}"
-        for split in test heldout; do
-            results=$AGENTS/rl/results/episodes5/ppo-OpCount-seed$seed-$split.csv
-            evaluate "$results" "$policy" --split $split
-            summarize "$results" $split
-        done
+        score_splits $AGENTS/rl/results/episodes5/ppo-OpCount-seed$seed "$policy"
     done
     $PY -m leaderboard.seeds --baseline $AGENTS/world_model/results/validation/default-pipeline-validation-sample4.csv \
         "GNN PPO, episodes of 20 (the gnn stage's runs)=$VAL/gnn-gpt2-base-seed*.csv" \
@@ -131,15 +120,9 @@ stage_gnn_seeds() {  # more seeds for the comparison the goal asks for: gnn_epis
         train_episodes5 "$run" xla-gpt2-v0:train $seed
         mlp=$RUNS/ppo-OpCount-seed$seed
         [[ -f $mlp/model.zip ]] || train "$mlp" --algo ppo --seed $seed --datasets xla-gpt2-v0 --resume
-        for split in test heldout; do
-            results=$GNN/results/episodes5/seeds/gnn-gpt2-seed$seed-$split.csv
-            XLA_GYM_STORE=off evaluate "$results" \
-                "leaderboard.agents.gnn.policy:GnnPolicy(run='$run', episode_length=20)" --split $split
-            summarize "$results" $split
-            results=$AGENTS/rl/results/seeds/ppo-OpCount-seed$seed-$split.csv
-            evaluate "$results" "leaderboard.agents.rl.policy:RlPolicy(run='$mlp')" --split $split
-            summarize "$results" $split
-        done
+        XLA_GYM_STORE=off score_splits $GNN/results/episodes5/seeds/gnn-gpt2-seed$seed \
+            "leaderboard.agents.gnn.policy:GnnPolicy(run='$run', episode_length=20)"
+        score_splits $AGENTS/rl/results/seeds/ppo-OpCount-seed$seed "leaderboard.agents.rl.policy:RlPolicy(run='$mlp')"
     done
     $PY -m leaderboard.seeds --preset gnn --figure leaderboard/figures/gnn.png
 }

@@ -55,11 +55,8 @@ stage_world_model_six() {  # the world model trained on all six train splits, 75
         ranks=$WM/results/validation/greedy-ranks-six-seed$seed.json  # as world_model_plans' greedy-ranks-seed*.json
         want "$ranks" && $PY -m leaderboard.agents.world_model.ranks $WM/results/validation/greedy-validation-sample4.csv \
             --run "$run" --plan score > "$ranks"
-        for split in test heldout; do
-            results=$WM/results/wm-six-score-steps750-seed$seed-$split.csv
-            evaluate "$results" "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', plan='score')" --split $split
-            summarize "$results" $split
-        done
+        score_splits $WM/results/wm-six-score-steps750-seed$seed \
+            "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', plan='score')"
         results=$WM/results/wm-six-tiered-steps750-seed$seed-test.csv  # the plan world_model_plans chose later
         evaluate "$results" "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', plan='tiered')"
         summarize "$results"
