@@ -83,7 +83,7 @@ steps_tables() {  # the world model beside PPO by real env steps (table, figure)
 
 score_splits() {  # score_splits PREFIX POLICY: POLICY on the test split and the held-out families, into
     # PREFIX-{test,heldout}.csv, each run whole, then validated and summarized (an environment prefix such as
-    # XLA_GYM_STORE=off applies to every evaluation)
+    # XLA_GYM_STORE=off applies to every evaluation and validation)
     local split
     for split in test heldout; do
         evaluate "$1-$split.csv" "$2" --split $split
