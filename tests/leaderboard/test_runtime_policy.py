@@ -209,6 +209,9 @@ def test_policy_leaves_a_valid_replayable_state(runtime_env, tmp_path):
     assert not strict.last["kept"] and env.actions == []
 
 
+# -- without the env: settings, flags ---------------------------------------
+
+
 @pytest.mark.parametrize(
     "bad",
     [{"mode": "all"}, {"baseline": "median"}, {"budget": 0}, {"repetitions": 0}, {"refresh_every": -1}, {"finalists": 0},

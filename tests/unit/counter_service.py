@@ -28,10 +28,8 @@ from xla_service.proto import (
 )
 from xla_service.runtime import CompilerGymServicer, create_server
 
-__all__ = ["HERE", "REPO", "T", "Service", "rpc_error", "running_service"]
+__all__ = ["T", "Service", "rpc_error", "running_service"]
 
-HERE = Path(__file__).resolve().parent
-REPO = HERE.parent.parent
 T = 10  # RPC timeout, seconds.
 
 

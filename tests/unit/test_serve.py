@@ -13,11 +13,8 @@ from pathlib import Path
 
 import grpc
 import pytest
-from counter_service import HERE, REPO, Service, T
-from fake_counter_session import (
-    A,
-    import_compiler_gym,
-)
+from counter_service import Service, T
+from fake_counter_session import A, import_compiler_gym
 
 from xla_service.proto import (
     Benchmark,
@@ -26,6 +23,9 @@ from xla_service.proto import (
     GetVersionRequest,
     StartSessionRequest,
 )
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent.parent
 
 
 def _wait_for(path: Path, proc: subprocess.Popen[bytes], seconds: float = 20) -> str:

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
-
 import grpc
 import pytest
 from counter_service import Service, T, rpc_error
@@ -29,9 +27,7 @@ from xla_service.proto import (
     StartSessionRequest,
     StepRequest,
 )
-from xla_service.runtime import (
-    DEFAULT_MAX_SIZE_IN_BYTES,
-)
+from xla_service.runtime import DEFAULT_MAX_SIZE_IN_BYTES, BenchmarkCache
 
 
 def test_version_and_spaces(service: Service) -> None:
@@ -121,24 +117,6 @@ def test_fork_gets_fresh_id_and_is_independent(service: Service) -> None:
         5,
         0,
     )
-
-
-def test_concurrent_forks(service: Service) -> None:
-    parent = service.start(b"3")
-
-    def fork_and_step(k: int) -> int:
-        sid = int(
-            service.stub.ForkSession(ForkSessionRequest(session_id=parent), timeout=T).session_id
-        )
-        service.step(sid, [1] * k)
-        return sid
-
-    with ThreadPoolExecutor(12) as pool:
-        forks = list(pool.map(fork_and_step, range(12)))
-    assert len(set(forks)) == 12 and parent not in forks
-    assert [service.count(sid) for sid in forks] == [3 + k for k in range(12)]
-    assert service.count(parent) == 3
-    assert service.servicer.session_count == 13
 
 
 def test_end_session(service: Service) -> None:
@@ -335,6 +313,33 @@ def test_cache_eviction_via_parameters(service: Service) -> None:
         StartSessionRequest(benchmark=Benchmark(uri="benchmark://c/b'1'")),
     )
     assert error.code() == grpc.StatusCode.NOT_FOUND
+
+
+def test_benchmark_cache_is_lru_and_bounded() -> None:
+    def bench(name: str, size: int) -> Benchmark:
+        return Benchmark(uri=name, program=File(contents=b"x" * size))
+
+    one = bench("a", 100).ByteSize()
+    cache = BenchmarkCache(max_size_in_bytes=3 * one)
+    for name in "abc":
+        cache.add(bench(name, 100))
+    assert cache.get("a") is not None  # a is now the most recently used
+    cache.add(bench("d", 100))
+    assert ("a" in cache, "b" in cache, "c" in cache, "d" in cache) == (
+        True,
+        False,
+        True,
+        True,
+    )
+    assert cache.size_in_bytes == 3 * one
+    cache.add(bench("huge", 10_000))  # larger than the budget: kept alone
+    assert len(cache) == 1 and "huge" in cache
+    cache.max_size_in_bytes = 0
+    assert len(cache) == 0 and cache.size_in_bytes == 0
+    with pytest.raises(LookupError, match="Benchmark not found: a"):
+        cache["a"]
+    with pytest.raises(ValueError):
+        BenchmarkCache(-1)
 
 
 def test_an_unknown_benchmark_is_not_logged_as_a_failure(

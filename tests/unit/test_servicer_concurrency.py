@@ -1,5 +1,5 @@
-"""The gRPC runtime's threads, over real gRPC, with the fake counter session: sessions in parallel, one
-session's calls in turn, a blocked or ended session, closing all.
+"""The gRPC runtime's threads, over real gRPC, with the fake counter session: concurrent forks, sessions
+in parallel, one session's calls in turn, a blocked or ended session, closing all.
 """
 
 from __future__ import annotations
@@ -11,50 +11,33 @@ from concurrent.futures import ThreadPoolExecutor
 import grpc
 import pytest
 from counter_service import Service, T, rpc_error
-from fake_counter_session import (
-    COUNT,
-    A,
-    CounterSession,
-)
+from fake_counter_session import COUNT, A, CounterSession
 
 from xla_service.proto import (
     Benchmark,
     EndSessionRequest,
-    File,
     ForkSessionRequest,
     GetSpacesRequest,
     StartSessionRequest,
 )
-from xla_service.runtime import (
-    BenchmarkCache,
-)
 
 
-def test_benchmark_cache_is_lru_and_bounded() -> None:
-    def bench(name: str, size: int) -> Benchmark:
-        return Benchmark(uri=name, program=File(contents=b"x" * size))
+def test_concurrent_forks(service: Service) -> None:
+    parent = service.start(b"3")
 
-    one = bench("a", 100).ByteSize()
-    cache = BenchmarkCache(max_size_in_bytes=3 * one)
-    for name in "abc":
-        cache.add(bench(name, 100))
-    assert cache.get("a") is not None  # a is now the most recently used
-    cache.add(bench("d", 100))
-    assert ("a" in cache, "b" in cache, "c" in cache, "d" in cache) == (
-        True,
-        False,
-        True,
-        True,
-    )
-    assert cache.size_in_bytes == 3 * one
-    cache.add(bench("huge", 10_000))  # larger than the budget: kept alone
-    assert len(cache) == 1 and "huge" in cache
-    cache.max_size_in_bytes = 0
-    assert len(cache) == 0 and cache.size_in_bytes == 0
-    with pytest.raises(LookupError, match="Benchmark not found: a"):
-        cache["a"]
-    with pytest.raises(ValueError):
-        BenchmarkCache(-1)
+    def fork_and_step(k: int) -> int:
+        sid = int(
+            service.stub.ForkSession(ForkSessionRequest(session_id=parent), timeout=T).session_id
+        )
+        service.step(sid, [1] * k)
+        return sid
+
+    with ThreadPoolExecutor(12) as pool:
+        forks = list(pool.map(fork_and_step, range(12)))
+    assert len(set(forks)) == 12 and parent not in forks
+    assert [service.count(sid) for sid in forks] == [3 + k for k in range(12)]
+    assert service.count(parent) == 3
+    assert service.servicer.session_count == 13
 
 
 def test_different_sessions_run_in_parallel(service: Service) -> None:
