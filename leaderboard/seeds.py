@@ -37,7 +37,7 @@ from typing import NamedTuple
 from leaderboard.metrics import geomean, mean
 from leaderboard.summary import agent_op_count, family, final_op_counts, op_counts, read_results
 
-__all__ = ["Cell", "PRESETS", "Preset", "TEST", "HELDOUT", "across_seeds", "baseline_counts", "columns", "main", "markdown", "parse_rows", "run_of", "score_table", "seed_of", "validated"]
+__all__ = ["Cell", "PRESETS", "Preset", "TEST", "HELDOUT", "across_seeds", "baseline_counts", "columns", "main", "markdown", "parse_rows", "run_of", "score_table", "seed_of", "seed_scores", "validated"]
 
 TEST = "test split"
 HELDOUT = "held-out"
@@ -266,21 +266,35 @@ def baseline_counts(paths: Sequence[str]) -> dict[str, float]:
     return baseline
 
 
+def seed_scores(
+    paths: Sequence[str], baseline: dict[str, float], cols: Mapping[str, set[str]] | None = None
+) -> dict[str, tuple[list[float], int]]:
+    """Column -> (the scores of the seeds that have all its benchmarks, by seed; how many seeds have only
+    some), for one row's results files (grouped by seed); ``cols``: :func:`columns` of the baseline."""
+    cols = columns(list(baseline)) if cols is None else cols
+    by_seed: dict[int, list[str]] = {}
+    for path in paths:
+        by_seed.setdefault(run_of(path, len(paths)), []).append(path)
+    ratios = [_ratios(files, baseline) for _, files in sorted(by_seed.items())]
+    return {
+        name: (
+            [geomean([r[b] for b in wanted]) for r in ratios if wanted <= r.keys()],
+            sum(1 for r in ratios if wanted & r.keys() and not wanted <= r.keys()),
+        )
+        for name, wanted in cols.items()
+    }
+
+
 def score_table(rows: Mapping[str, Sequence[str]], baseline: dict[str, float]) -> dict[str, dict[str, Cell]]:
     """label -> column -> Cell, for the results files of each label (grouped by seed)."""
     cols = columns(list(baseline))
     table: dict[str, dict[str, Cell]] = {}
     for label, paths in rows.items():
-        by_seed: dict[int, list[str]] = {}
-        for path in paths:
-            by_seed.setdefault(run_of(path, len(paths)), []).append(path)
-        ratios = [_ratios(files, baseline) for _, files in sorted(by_seed.items())]
         unit = "run" if len(paths) == 1 and _seedless(paths[0]) else "seed"
-        table[label] = {}
-        for name, wanted in cols.items():
-            complete = [geomean([r[b] for b in wanted]) for r in ratios if wanted <= r.keys()]
-            partial = sum(1 for r in ratios if wanted & r.keys() and not wanted <= r.keys())
-            table[label][name] = Cell(*across_seeds(complete), seeds=len(complete), partial=partial, unit=unit)
+        table[label] = {
+            name: Cell(*across_seeds(scores), seeds=len(scores), partial=partial, unit=unit)
+            for name, (scores, partial) in seed_scores(paths, baseline, cols).items()
+        }
     return table
 
 

@@ -1,0 +1,80 @@
+"""leaderboard.improvement: how often a seed of one row beats a seed of another, with its interval."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from leaderboard.improvement import main, probability_of_improvement, with_interval
+from tests.leaderboard.results_files import GPT2, write_results
+
+#: The comparison the GNN README reports: the GNN trained in episodes of 5 against the MLP PPO, 7 seeds each.
+GNN_ROW = "GNN PPO, GPT-2, episodes of 5, store off, more seeds"
+MLP_ROW = "MLP PPO, GPT-2, more seeds"
+
+
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        ([2.0, 3.0], [1.0, 1.0], 1.0),  # every seed of A above every seed of B
+        ([1.0, 1.0], [2.0, 3.0], 0.0),
+        ([1.0, 1.0], [1.0, 1.0], 0.5),  # ties count half
+        ([1.0, 3.0], [2.0], 0.5),
+        ([1.037, 1.037, 1.032], [1.033, 0.983], 5 / 6),  # (1 + 1) + (1 + 1) + (0 + 1) of 6 pairs
+    ],
+)
+def test_probability_of_improvement_counts_pairs_and_half_ties(a, b, expected):
+    assert probability_of_improvement(a, b) == pytest.approx(expected)
+    assert probability_of_improvement(b, a) == pytest.approx(1 - expected)  # the other way round
+
+
+def test_probability_of_improvement_needs_scores_on_both_sides():
+    with pytest.raises(ValueError, match="expected scores on both sides, got 2 and 0"):
+        probability_of_improvement([1.0, 2.0], [])
+
+
+def test_the_interval_resamples_seeds_reproducibly_and_holds_the_value():
+    a, b = [1.037, 1.037, 1.037, 1.032, 1.032], [1.033, 1.028, 1.032, 1.027, 0.983]
+    value, low, high = with_interval(a, b)
+    assert low <= value <= high and 0.0 <= low < high <= 1.0
+    assert with_interval(a, b) == (value, low, high)  # seeded
+    assert with_interval([2.0, 3.0], [1.0, 1.5]) == (1.0, 1.0, 1.0)  # no draw can reverse a clean split
+
+
+def test_main_compares_two_rows_of_results_files(tmp_path, capsys):
+    base = write_results(tmp_path / "base.csv", {GPT2: 100})
+    for seed, ops in enumerate([80, 85, 90]):  # A removes more ops than B on every seed
+        write_results(tmp_path / f"a-seed{seed}-test.csv", {GPT2: ops})
+        write_results(tmp_path / f"b-seed{seed}-test.csv", {GPT2: ops + 12})
+    assert main(["--baseline", base, f"A={tmp_path}/a-seed*.csv", f"B={tmp_path}/b-seed*.csv"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "A = A; B = B"
+    assert lines[4] == "| gpt2 | 1.00 [1.00, 1.00] | 1.176x (3) | 1.031x (3) |"  # 100/85 and 100/97
+    assert lines[5].startswith("| test split | 1.00 [1.00, 1.00] |")
+    assert main(["--baseline", base, f"A={tmp_path}/b-seed*.csv", f"B={tmp_path}/a-seed*.csv"]) == 0
+    assert "| gpt2 | 0.00 [0.00, 0.00] |" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--preset", "gnn", "GNN PPO, GPT2, episodes of 5, more seeds", MLP_ROW], f"did you mean {GNN_ROW!r}?"),
+        (["--preset", "gnn", "X=/no/such/file-seed*.csv", MLP_ROW], "row 'X' matches no results files"),
+        (["--preset", "gnn", MLP_ROW, MLP_ROW], "expected two rows with different labels"),
+        (["A=a.csv", "B=b.csv"], "expected --baseline or --preset"),
+    ],
+)
+def test_main_refuses_bad_rows_with_a_clear_error(argv, message, capsys):
+    with pytest.raises(SystemExit):
+        main(argv)
+    assert message in capsys.readouterr().err
+
+
+def test_the_gnn_readme_table_is_the_commands(capsys):
+    """The GNN README's probability-of-improvement table is the committed results', unedited."""
+    readme = (Path(__file__).parents[2] / "leaderboard" / "agents" / "gnn" / "README.md").read_text()
+    assert main(["--preset", "gnn", GNN_ROW, MLP_ROW]) == 0
+    lines = [line for line in capsys.readouterr().out.splitlines() if line]
+    assert lines[0] == f"A = {GNN_ROW}; B = {MLP_ROW}" and any(line.startswith("| test split |") for line in lines)
+    missing = [line for line in lines if line not in readme]
+    assert not missing, f"README lacks `python -m leaderboard.improvement` lines: {missing[:2]}"
