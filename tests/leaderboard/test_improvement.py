@@ -1,12 +1,13 @@
 """leaderboard.improvement: how often a seed of one row beats a seed of another, with its interval."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
 
 from leaderboard.improvement import main, probability_of_improvement, with_interval
-from tests.leaderboard.results_files import GPT2, write_results
+from tests.leaderboard.results_files import GPT2, RESNET, write_results
 
 #: The comparison the GNN README reports: the GNN trained in episodes of 5 against the MLP PPO, 7 seeds each.
 GNN_ROW = "GNN PPO, GPT-2, episodes of 5, store off, more seeds"
@@ -21,6 +22,8 @@ MLP_ROW = "MLP PPO, GPT-2, more seeds"
         ([1.0, 1.0], [1.0, 1.0], 0.5),  # ties count half
         ([1.0, 3.0], [2.0], 0.5),
         ([1.037, 1.037, 1.032], [1.033, 0.983], 5 / 6),  # (1 + 1) + (1 + 1) + (0 + 1) of 6 pairs
+        ([1.0 + 1e-13], [1.0], 0.5),  # closer than TIE: a tie
+        ([1.0 + 1e-9], [1.0], 1.0),
     ],
 )
 def test_probability_of_improvement_counts_pairs_and_half_ties(a, b, expected):
@@ -39,6 +42,15 @@ def test_the_interval_resamples_seeds_reproducibly_and_holds_the_value():
     assert low <= value <= high and 0.0 <= low < high <= 1.0
     assert with_interval(a, b) == (value, low, high)  # seeded
     assert with_interval([2.0, 3.0], [1.0, 1.5]) == (1.0, 1.0, 1.0)  # no draw can reverse a clean split
+    one = with_interval([2.0], [1.0, 3.0])  # one seed on a side: no interval
+    assert one[0] == 0.5 and math.isnan(one[1]) and math.isnan(one[2])
+
+
+def test_both_sides_are_resampled():
+    """A side of two seeds far apart makes the interval wide whichever side it is on."""
+    for a, b in (([1.0, 3.0], [2.0, 2.0]), ([2.0, 2.0], [1.0, 3.0])):
+        value, low, high = with_interval(a, b)
+        assert (value, low, high) == (0.5, 0.0, 1.0)
 
 
 def test_main_compares_two_rows_of_results_files(tmp_path, capsys):
@@ -53,6 +65,15 @@ def test_main_compares_two_rows_of_results_files(tmp_path, capsys):
     assert lines[5].startswith("| test split | 1.00 [1.00, 1.00] |")
     assert main(["--baseline", base, f"A={tmp_path}/b-seed*.csv", f"B={tmp_path}/a-seed*.csv"]) == 0
     assert "| gpt2 | 0.00 [0.00, 0.00] |" in capsys.readouterr().out
+    # a column only one row has whole seeds of is left out, and said so
+    write_results(tmp_path / "c-seed0-test.csv", {GPT2: 80, RESNET: 150})
+    write_results(tmp_path / "c-seed1-test.csv", {GPT2: 85})
+    base2 = write_results(tmp_path / "base2.csv", {GPT2: 100, RESNET: 200})
+    assert main(["--baseline", base2, f"C={tmp_path}/c-seed*.csv", f"B={tmp_path}/b-seed*.csv"]) == 0
+    out, err = capsys.readouterr()
+    assert "| gpt2 | 1.00 [1.00, 1.00] |" in out and "| resnet |" not in out and "| test split |" not in out
+    assert "resnet: left out, expected whole seeds on both sides, got 1 and 0" in err
+    assert "test split: seeds with only some of its benchmarks left out: {'C': 1, 'B': 3}" in err
 
 
 @pytest.mark.parametrize(
@@ -60,14 +81,33 @@ def test_main_compares_two_rows_of_results_files(tmp_path, capsys):
     [
         (["--preset", "gnn", "GNN PPO, GPT2, episodes of 5, more seeds", MLP_ROW], f"did you mean {GNN_ROW!r}?"),
         (["--preset", "gnn", "X=/no/such/file-seed*.csv", MLP_ROW], "row 'X' matches no results files"),
-        (["--preset", "gnn", MLP_ROW, MLP_ROW], "expected two rows with different labels"),
+        (["--preset", "gnn", MLP_ROW, MLP_ROW], f"expected two different rows, got {MLP_ROW!r} twice"),
         (["A=a.csv", "B=b.csv"], "expected --baseline or --preset"),
+        (["--baseline", "b.csv", MLP_ROW, "B=b.csv"], f"expected LABEL=GLOB (a bare label needs --preset), got {MLP_ROW!r}"),
     ],
 )
 def test_main_refuses_bad_rows_with_a_clear_error(argv, message, capsys):
     with pytest.raises(SystemExit):
         main(argv)
     assert message in capsys.readouterr().err
+
+
+def test_main_turns_bad_files_into_clear_errors(tmp_path, capsys):
+    base = write_results(tmp_path / "base.csv", {GPT2: 100})
+    write_results(tmp_path / "x-test.csv", {GPT2: 90})
+    write_results(tmp_path / "x-heldout.csv", {GPT2: 90})
+    write_results(tmp_path / "r-seed0-test.csv", {RESNET: 90})
+    cases = [
+        ([f"A={tmp_path}/x-*.csv", f"B={tmp_path}/x-test.csv"], "expected 'seed<k>' in the results file name"),
+        ([f"A={tmp_path}/r-seed0-test.csv", f"B={tmp_path}/r-seed0-test.csv"], "is in no baseline file"),
+    ]
+    for rows, message in cases:
+        with pytest.raises(SystemExit):
+            main(["--baseline", base, *rows])
+        assert message in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--baseline", str(tmp_path / "missing.csv"), f"A={tmp_path}/r-seed0-test.csv", f"B={tmp_path}/x-test.csv"])
+    assert "missing.csv" in capsys.readouterr().err
 
 
 def test_the_gnn_readme_table_is_the_commands(capsys):
@@ -78,3 +118,6 @@ def test_the_gnn_readme_table_is_the_commands(capsys):
     assert lines[0] == f"A = {GNN_ROW}; B = {MLP_ROW}" and any(line.startswith("| test split |") for line in lines)
     missing = [line for line in lines if line not in readme]
     assert not missing, f"README lacks `python -m leaderboard.improvement` lines: {missing[:2]}"
+    test_split = next(line for line in lines if line.startswith("| test split |")).split(" | ")[1]
+    leaderboard_readme = (Path(__file__).parents[2] / "leaderboard" / "README.md").read_text()
+    assert f"probability {test_split}" in " ".join(readme.split()) and test_split in leaderboard_readme
