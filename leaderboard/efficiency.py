@@ -29,7 +29,16 @@ import sys
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from leaderboard.seeds import PRESETS, TEST, Cell, baseline_counts, parse_rows, score_table
+from leaderboard.seeds import (
+    PRESETS,
+    TEST,
+    Cell,
+    add_baseline_arguments,
+    baseline_counts,
+    chosen_baselines,
+    parse_rows,
+    score_table,
+)
 
 __all__ = ["Point", "curves", "figure", "main", "reached", "report", "steps_of"]
 
@@ -149,8 +158,7 @@ def figure(agents: dict[str, list[Point]], targets: Sequence[str], table: dict[s
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("rows", nargs="*", metavar="LABEL=GLOB", help="a row, as leaderboard.seeds takes it")
-    parser.add_argument("--baseline", action="append", default=[], metavar="CSV", help="the reference results (repeatable)")
-    parser.add_argument("--preset", choices=sorted(PRESETS), default=None, help="a leaderboard.seeds table's rows and baselines")
+    add_baseline_arguments(parser, "a leaderboard.seeds table's rows and baselines")
     parser.add_argument(
         "--target", action="append", default=[], metavar="LABEL",
         help="a row whose score the agents must reach, e.g. 'MLP PPO, 4,000 steps' (repeatable; required)",
@@ -158,9 +166,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--column", default=TEST, help="the table column to read")
     parser.add_argument("--figure", default=None, metavar="PNG", help="also draw score against steps")
     args = parser.parse_args(argv)
-    baselines, items = list(args.baseline), list(args.rows)
+    baselines, items = chosen_baselines(args), list(args.rows)
     if args.preset:
-        baselines = [*PRESETS[args.preset].baselines, *baselines]
         items = PRESETS[args.preset].items() + items
     if not items or not baselines or not args.target:
         parser.error("expected rows (LABEL=GLOB) and --baseline, or --preset; and at least one --target")

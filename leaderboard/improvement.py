@@ -28,7 +28,15 @@ import statistics
 import sys
 from collections.abc import Sequence
 
-from leaderboard.seeds import PRESETS, baseline_counts, columns, parse_rows, seed_scores
+from leaderboard.seeds import (
+    PRESETS,
+    add_baseline_arguments,
+    baseline_counts,
+    chosen_baselines,
+    columns,
+    parse_rows,
+    seed_scores,
+)
 
 __all__ = ["TIE", "improvement_table", "main", "probability_of_improvement", "with_interval"]
 
@@ -112,17 +120,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("a", metavar="A", help="row A: LABEL=GLOB[,GLOB...], or the label of a row of --preset")
     parser.add_argument("b", metavar="B", help="row B, the same way")
-    parser.add_argument(
-        "--baseline", action="append", default=[], metavar="CSV",
-        help="results whose op counts are the reference (repeat to merge, e.g. test and held-out; added to the preset's)",
-    )
-    parser.add_argument(
-        "--preset", choices=sorted(PRESETS), default=None,
-        help="a table of leaderboard.seeds: its baselines, and its rows by label",
-    )
+    add_baseline_arguments(parser, "a table of leaderboard.seeds: its baselines, and its rows by label")
     args = parser.parse_args(argv)
     preset = dict(PRESETS[args.preset].rows) if args.preset else {}
-    baselines = [*(PRESETS[args.preset].baselines if args.preset else ()), *args.baseline]
+    baselines = chosen_baselines(args)
     if not baselines:
         parser.error("expected --baseline or --preset")
     items = [_row(args.a, preset, parser), _row(args.b, preset, parser)]

@@ -37,7 +37,7 @@ from typing import NamedTuple
 from leaderboard.metrics import geomean, mean
 from leaderboard.summary import agent_op_count, family, final_op_counts, op_counts, read_results
 
-__all__ = ["Cell", "PRESETS", "Preset", "TEST", "HELDOUT", "across_seeds", "baseline_counts", "columns", "main", "markdown", "parse_rows", "run_of", "score_table", "seed_of", "seed_scores", "validated"]
+__all__ = ["Cell", "PRESETS", "Preset", "TEST", "HELDOUT", "across_seeds", "add_baseline_arguments", "baseline_counts", "chosen_baselines", "columns", "main", "markdown", "parse_rows", "run_of", "score_table", "seed_of", "seed_scores", "validated"]
 
 TEST = "test split"
 HELDOUT = "held-out"
@@ -341,28 +341,35 @@ def _figure(table: dict[str, dict[str, Cell]], path: str, title: str) -> None:
     plt.close(figure)
 
 
+def add_baseline_arguments(parser: argparse.ArgumentParser, preset_help: str) -> None:
+    """``--baseline`` (repeatable) and ``--preset``, as this module and ``leaderboard.improvement`` take them."""
+    parser.add_argument(
+        "--baseline", action="append", default=[], metavar="CSV",
+        help="results whose op counts are the reference (repeat to merge, e.g. test and held-out; added to --preset's)",
+    )
+    parser.add_argument("--preset", choices=sorted(PRESETS), default=None, help=preset_help)
+
+
+def chosen_baselines(args: argparse.Namespace) -> list[str]:
+    """The baselines ``add_baseline_arguments``' flags chose: the preset's, then ``--baseline``'s."""
+    return [*(PRESETS[args.preset].baselines if args.preset else ()), *args.baseline]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument(
         "rows", nargs="*", metavar="LABEL=GLOB", help="a row: its label and globs of its results CSVs (comma-separated)"
     )
-    parser.add_argument(
-        "--baseline", action="append", default=[], metavar="CSV",
-        help="results whose op counts are the reference (repeat to merge, e.g. test and held-out)",
-    )
-    parser.add_argument(
-        "--preset", choices=sorted(PRESETS), default=None,
-        help="a table of leaderboard/README.md: its rows, baselines and title (rows and --baseline add to it)",
+    add_baseline_arguments(
+        parser, "a table of leaderboard/README.md: its rows, baselines and title (rows and --baseline add to it)"
     )
     parser.add_argument("--figure", default=None, metavar="PNG", help="also draw the table as bars with intervals")
     parser.add_argument("--title", default=None, help="the figure's title (default: the preset's, else 'Across training seeds')")
     args = parser.parse_args(argv)
-    baselines, items, title = list(args.baseline), list(args.rows), args.title
+    baselines, items, title = chosen_baselines(args), list(args.rows), args.title
     if args.preset:
-        preset = PRESETS[args.preset]
-        baselines = [*preset.baselines, *baselines]
-        items = preset.items() + items
-        title = title or preset.title
+        items = PRESETS[args.preset].items() + items
+        title = title or PRESETS[args.preset].title
     if not items or not baselines:
         parser.error("expected rows (LABEL=GLOB) and --baseline, or --preset")
     try:
