@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from leaderboard.metrics import geomean_improvement, mean
-from leaderboard.seeds import PRESETS, run_of
+from leaderboard.presets import PRESETS
+from leaderboard.seeds import run_of
 from leaderboard.summary import (
     PAPER_MIX_FAMILIES,
     agent_op_count,

@@ -29,8 +29,8 @@ import sys
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from leaderboard.presets import PRESETS
 from leaderboard.seeds import (
-    PRESETS,
     TEST,
     Cell,
     add_baseline_arguments,

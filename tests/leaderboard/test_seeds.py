@@ -101,7 +101,7 @@ def test_the_readme_tables_are_the_presets(preset, readme, capsys):
     """The READMEs' across-seed tables are the committed results', unedited."""
     from pathlib import Path
 
-    from leaderboard.seeds import PRESETS
+    from leaderboard.presets import PRESETS
 
     readme = (Path(__file__).parents[2] / "leaderboard" / readme).read_text()
     assert main(["--preset", preset]) == 0
