@@ -205,9 +205,11 @@ def markdown(table: dict[str, dict[str, Cell]], checks: dict[str, str] | None = 
 
 
 def _figure(table: dict[str, dict[str, Cell]], path: str, title: str) -> None:
+    """Bars with intervals per column, or a forest plot (``leaderboard.forest``) for more than its ``MAX_BARS`` rows."""
     import matplotlib.pyplot as plt
 
     from leaderboard.figures import bars
+    from leaderboard.forest import MAX_BARS, forest
     from leaderboard.metrics import Aggregate
 
     aggregates = {
@@ -215,9 +217,14 @@ def _figure(table: dict[str, dict[str, Cell]], path: str, title: str) -> None:
         for label, row in table.items()
         if any(c.seeds for c in row.values())  # a row with no whole seed yet has no bar
     }
-    figure, ax = plt.subplots(figsize=(11, 5))
-    bars(ax, aggregates, title, "op count ratio N_baseline / N_agent (mean over seeds, 95% CI)", (TEST, HELDOUT))
-    figure.tight_layout()
+    ylabel = "op count ratio N_baseline / N_agent (mean over seeds, 95% CI)"
+    if len(aggregates) > MAX_BARS:
+        names = list(dict.fromkeys(name for row in table.values() for name in row))
+        figure = forest(aggregates, names, title, ylabel)
+    else:
+        figure, ax = plt.subplots(figsize=(11, 5))
+        bars(ax, aggregates, title, ylabel, (TEST, HELDOUT))
+        figure.tight_layout()
     figure.savefig(path, dpi=100, metadata={"Software": None})
     plt.close(figure)
 
@@ -244,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_baseline_arguments(
         parser, "a table of leaderboard/README.md: its rows, baselines and title (rows and --baseline add to it)"
     )
-    parser.add_argument("--figure", default=None, metavar="PNG", help="also draw the table as bars with intervals")
+    parser.add_argument("--figure", default=None, metavar="PNG", help="also draw the table: bars with intervals, or for more than 6 rows a forest plot (a panel per column)")
     parser.add_argument("--title", default=None, help="the figure's title (default: the preset's, else 'Across training seeds')")
     args = parser.parse_args(argv)
     baselines, items, title = chosen_baselines(args), list(args.rows), args.title
