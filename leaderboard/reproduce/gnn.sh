@@ -125,9 +125,10 @@ stage_gnn_seeds() {  # more seeds for the comparison the goal asks for: gnn_epis
         score_splits $AGENTS/rl/results/seeds/ppo-OpCount-seed$seed "leaderboard.agents.rl.policy:RlPolicy(run='$mlp')"
     done
     $PY -m leaderboard.seeds --preset gnn --figure leaderboard/figures/gnn.png
-    # seed against seed: how often a GNN seed scores above an MLP seed (the GNN README's "Seed against seed")
+    # seed against seed: how often a GNN seed scores above an MLP seed, and every seed's score (the GNN README's
+    # "Seed against seed")
     $PY -m leaderboard.improvement --preset gnn "GNN PPO, GPT-2, episodes of 5, store off, more seeds" \
-        "MLP PPO, GPT-2, more seeds"
+        "MLP PPO, GPT-2, more seeds" --figure leaderboard/figures/gnn_seeds.png
 }
 
 stage_gnn_six_episodes5() {  # gnn_episodes5's recipe (episodes of 5 passes, acting 20 steps, store off in evaluations) on the

@@ -1,12 +1,15 @@
 """leaderboard.improvement: how often a seed of one row beats a seed of another, with its interval."""
 from __future__ import annotations
 
+import itertools
 import math
+import random
 from pathlib import Path
 
 import pytest
 
-from leaderboard.improvement import main, probability_of_improvement, with_interval
+from leaderboard import improvement
+from leaderboard.improvement import main, permutation_p, probability_of_improvement, with_interval
 from tests.leaderboard.results_files import GPT2, RESNET, write_results
 
 #: The comparison the GNN README reports: the GNN trained in episodes of 5 against the MLP PPO, 7 seeds each.
@@ -53,6 +56,46 @@ def test_both_sides_are_resampled():
         assert (value, low, high) == (0.5, 0.0, 1.0)
 
 
+def _brute_force_p(a, b):
+    """The permutation p-value the slow way: the statistic itself over every relabelling."""
+    pooled, observed = [*a, *b], probability_of_improvement(a, b)
+    stats = [
+        probability_of_improvement([pooled[i] for i in chosen], [pooled[i] for i in range(len(pooled)) if i not in chosen])
+        for chosen in itertools.combinations(range(len(pooled)), len(a))
+    ]
+    return sum(1 for s in stats if s >= observed - 1e-9) / len(stats)
+
+
+@pytest.mark.parametrize(
+    "a, b, expected",
+    [
+        ([2.0, 3.0], [1.0, 1.0], 1 / 6),  # the best two of four in A: 1 of C(4, 2) relabellings
+        ([1.0, 1.0], [2.0, 3.0], 1.0),  # A below B: every relabelling does at least as well
+        ([1.0, 1.0], [1.0, 1.0], 1.0),  # all tied
+        ([1.037, 1.037, 1.037, 1.032], [1.033, 0.983, 1.032], None),  # ties across the rows
+        ([1.0, 2.0, 2.0, 5.0], [2.0, 3.0, 0.5], None),
+    ],
+)
+def test_permutation_p_is_the_exact_share_of_relabellings(a, b, expected):
+    p = permutation_p(a, b)
+    assert p == pytest.approx(_brute_force_p(a, b))
+    if expected is not None:
+        assert p == pytest.approx(expected)
+
+
+def test_permutation_p_estimates_beyond_the_exact_limit(monkeypatch):
+    rng = random.Random(1)
+    a, b = [rng.gauss(1.03, 0.01) for _ in range(6)], [rng.gauss(1.02, 0.02) for _ in range(6)]
+    exact = permutation_p(a, b)
+    monkeypatch.setattr(improvement, "_EXACT", 10)  # C(12, 6) = 924 relabellings: estimate them
+    estimate = permutation_p(a, b)
+    assert estimate != exact and estimate == pytest.approx(exact, abs=0.01)
+    assert permutation_p(a, b) == estimate  # seeded
+    assert permutation_p([2.0] * 6, [1.0] * 6) == pytest.approx(1 / 924, abs=5e-4)  # the one relabelling that wins
+    with pytest.raises(ValueError, match="expected scores on both sides, got 0 and 1"):
+        permutation_p([], [1.0])
+
+
 def test_main_compares_two_rows_of_results_files(tmp_path, capsys):
     base = write_results(tmp_path / "base.csv", {GPT2: 100})
     for seed, ops in enumerate([80, 85, 90]):  # A removes more ops than B on every seed
@@ -61,10 +104,13 @@ def test_main_compares_two_rows_of_results_files(tmp_path, capsys):
     assert main(["--baseline", base, f"A={tmp_path}/a-seed*.csv", f"B={tmp_path}/b-seed*.csv"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == "A = A; B = B"
-    assert lines[4] == "| gpt2 | 1.00 [1.00, 1.00] | 1.176x (3) | 1.031x (3) |"  # 100/85 and 100/97
+    # 100/85 and 100/97; 1 of the 20 relabellings of 6 seeds puts the 3 best in A
+    assert lines[4] == "| gpt2 | 1.00 [1.00, 1.00] | 0.050 | 1.176x (3) | 1.031x (3) |"
     assert lines[5].startswith("| test split | 1.00 [1.00, 1.00] |")
-    assert main(["--baseline", base, f"A={tmp_path}/b-seed*.csv", f"B={tmp_path}/a-seed*.csv"]) == 0
-    assert "| gpt2 | 0.00 [0.00, 0.00] |" in capsys.readouterr().out
+    figure = tmp_path / "seeds.png"
+    assert main(["--baseline", base, f"A={tmp_path}/b-seed*.csv", f"B={tmp_path}/a-seed*.csv", "--figure", str(figure)]) == 0
+    assert "| gpt2 | 0.00 [0.00, 0.00] | 1.000 |" in capsys.readouterr().out
+    assert figure.read_bytes().startswith(b"\x89PNG")
     # a column only one row has whole seeds of is left out, and said so
     write_results(tmp_path / "c-seed0-test.csv", {GPT2: 80, RESNET: 150})
     write_results(tmp_path / "c-seed1-test.csv", {GPT2: 85})
