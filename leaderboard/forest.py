@@ -1,9 +1,9 @@
 """A forest plot of a table with many rows: one panel per column, one line per row.
 
-``leaderboard.seeds --figure`` draws a table of more than ``MAX_BARS`` rows this way instead of as
-grouped bars, where a family holds a bar per row and the legend's colours repeat after twenty. Here
-each row is labelled once, down the left, and a column's panel shows each row's mean (dot) and 95%
-interval (line) on that column's own scale, with 1.0 (as good as the baseline) marked.
+Grouped bars give each column a bar per row, told apart by colours in a legend (which repeat after
+twenty). Here each row is labelled once, down the left, and a column's panel shows each row's mean
+(dot) and 95% interval (line) on that column's own scale, with 1.0 (as good as the baseline) marked.
+``leaderboard.seeds --figure`` draws its larger tables so.
 """
 from __future__ import annotations
 
@@ -18,10 +18,7 @@ from matplotlib.figure import Figure  # noqa: E402
 
 from leaderboard.metrics import Aggregate  # noqa: E402
 
-__all__ = ["MAX_BARS", "forest"]
-
-#: Tables of more rows than this are drawn as a forest plot.
-MAX_BARS = 6
+__all__ = ["forest"]
 
 
 def forest(table: Mapping[str, Mapping[str, Aggregate]], columns: Sequence[str], title: str, xlabel: str) -> Figure:

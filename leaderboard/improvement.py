@@ -18,12 +18,16 @@ seed count. The 95% interval is a percentile bootstrap that resamples each row's
 too narrow rather than too wide, and collapses to a point when every seed of one row is above
 every seed of the other. With fewer than 2 seeds on a side there is no interval.
 
-Beside it stands a one-sided permutation p-value of the same statistic: how often relabelling the
-pooled seeds at random (n_A of them as A) gives A a probability of improvement at least as high.
-It is exact (every relabelling) up to 200,000 relabellings, e.g. 9 seeds a side, and estimated
-from 20,000 seeded random ones beyond. A small p says that A's seeds tend to score above B's; it
-is not the goal's test of non-overlapping intervals of the mean. ``--figure`` draws every seed's
-score per column beside its row's mean and 95% Student-t interval (as ``leaderboard.seeds``).
+Beside it stands a one-sided permutation p-value of the same statistic: the share of relabellings
+of the pooled seeds (n_A of them as A) that give A a probability of improvement at least as high.
+It is exact (every relabelling) up to 200,000 relabellings, i.e. up to 10 seeds a side, and
+estimated from 20,000 seeded random relabellings beyond. Its null hypothesis is that both rows'
+seeds come from one distribution; a small p rejects that in the direction of A scoring higher (with
+unequal spreads, e.g. one failing seed against seeds that agree, it is not a test of
+P(A > B) = 0.5). Each column's p stands alone, uncorrected for the others, and the test split and
+held-out columns aggregate the family columns. None of this is the goal's test of non-overlapping
+intervals of the mean. ``--figure`` draws every seed's score per column beside its row's mean and
+95% Student-t interval (as ``leaderboard.seeds``).
 """
 from __future__ import annotations
 
@@ -34,10 +38,18 @@ import math
 import random
 import statistics
 import sys
+from collections import Counter
 from collections.abc import Sequence
 
-from leaderboard.presets import PRESETS
-from leaderboard.seeds import (
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from leaderboard.figures import COLORS  # noqa: E402
+from leaderboard.presets import PRESETS  # noqa: E402
+from leaderboard.seeds import (  # noqa: E402
     across_seeds,
     add_baseline_arguments,
     baseline_counts,
@@ -47,7 +59,8 @@ from leaderboard.seeds import (
     seed_scores,
 )
 
-__all__ = ["TIE", "improvement_table", "main", "paired_scores", "permutation_p", "probability_of_improvement", "with_interval"]
+__all__ = ["TIE", "improvement_table", "main", "paired_scores", "permutation_p", "probability_of_improvement", "seed_figure",
+           "with_interval"]
 
 #: Two scores closer than this are a tie (seeds that play the same passes score the same).
 TIE = 1e-12
@@ -129,53 +142,58 @@ def paired_scores(
     return out, notes
 
 
+def _p(p: float) -> str:
+    return f"{p:.3f}" if p >= 0.001 else "< 0.001"
+
+
 def improvement_table(labels: tuple[str, str], scores: dict[str, tuple[list[float], list[float]]]) -> list[str]:
     """The Markdown table of :func:`paired_scores`' columns, rows ``labels`` (A, B)."""
     lines = [
         f"A = {labels[0]}; B = {labels[1]}",
         "",
-        "| column | P(A > B) + P(A = B) / 2 | p, one-sided | A: median seed (seeds) | B: median seed (seeds) |",
+        "| column | P(A > B) + P(A = B) / 2 | p (A above B), one-sided | A: median seed (seeds) | B: median seed (seeds) |",
         "|---|---|---|---|---|",
     ]
     for column, (x, y) in scores.items():
         value, low, high = with_interval(x, y)
         interval = "" if math.isnan(low) else f" [{low:.2f}, {high:.2f}]"
         lines.append(
-            f"| {column} | {value:.2f}{interval} | {permutation_p(x, y):.3f} | {statistics.median(x):.3f}x ({len(x)}) "
+            f"| {column} | {value:.2f}{interval} | {_p(permutation_p(x, y))} | {statistics.median(x):.3f}x ({len(x)}) "
             f"| {statistics.median(y):.3f}x ({len(y)}) |"
         )
     return lines
 
 
-def _figure(labels: tuple[str, str], scores: dict[str, tuple[list[float], list[float]]], path: str) -> None:
-    """Each seed's score as a dot, per column and row, beside the row's mean and 95% Student-t interval."""
-    import matplotlib.pyplot as plt
-
-    from leaderboard.figures import COLORS
-
-    figure, ax = plt.subplots(figsize=(11, 4.5))
-    for x, column in enumerate(scores):
-        for side, (label, seeds) in enumerate(zip(labels, scores[column])):
-            left = x + (side - 0.5) * 0.4  # A left of the column's tick, B right
-            shown: dict[float, int] = {}  # equal scores (to 4 digits) side by side, not on top of each other
-            spread = []
+def seed_figure(labels: tuple[str, str], scores: dict[str, tuple[list[float], list[float]]]) -> Figure:
+    """A panel per column, on its own scale: each seed's score of A (left) and B (right) as a dot,
+    equal scores spread side by side, and beside each row its mean with the 95% Student-t interval."""
+    figure, axes = plt.subplots(1, len(scores), squeeze=False, figsize=(2.5 + 1.3 * len(scores), 4.2))
+    for ax, (column, pair) in zip(axes[0], scores.items()):
+        for side, (label, seeds) in enumerate(zip(labels, pair)):
+            ties = Counter(round(score, 4) for score in seeds)  # equal to 4 digits: a row of dots
+            placed: Counter[float] = Counter()
+            xs = []
             for score in seeds:
-                spread.append(left - 0.12 + 0.03 * shown.setdefault(round(score, 4), 0))
-                shown[round(score, 4)] += 1
-            ax.scatter(spread, seeds, s=14, color=COLORS[side], alpha=0.8, label=label if x == 0 else None, zorder=3)
+                key = round(score, 4)
+                xs.append(side + 0.3 * (placed[key] - (ties[key] - 1) / 2) / max(ties[key], 1))
+                placed[key] += 1
+            ax.scatter(xs, seeds, s=12, color=COLORS[side], alpha=0.8, label=label, zorder=3)
             mean, low, high = across_seeds(seeds)
             if not math.isnan(low):
-                ax.errorbar([left + 0.1], [mean], yerr=[[mean - low], [high - mean]], fmt="_", color="black",
-                            capsize=3, markersize=10, linewidth=1.0, zorder=4)
-    ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_xticks(range(len(scores)))
-    ax.set_xticklabels(list(scores), fontsize=8)
-    ax.set_ylabel("op count ratio N_baseline / N_agent, per seed")
-    ax.set_title("Seed by seed: dots are seeds; black, the mean with its 95% interval", fontsize=10)
-    ax.legend(fontsize=7, loc="lower left")
-    figure.tight_layout()
-    figure.savefig(path, dpi=100, metadata={"Software": None})
-    plt.close(figure)
+                ax.errorbar([side + 0.3], [mean], yerr=[[mean - low], [high - mean]], fmt="o", markersize=3,
+                            color="black", capsize=3, linewidth=1.0, zorder=4)
+        ax.axhline(1.0, color="black", linewidth=0.6, linestyle=":")
+        ax.set_xlim(-0.5, 1.6)
+        ax.set_xticks([0, 1])
+        ax.set_xticklabels(["A", "B"], fontsize=7)
+        ax.set_title(column, fontsize=8)
+        ax.tick_params(axis="y", labelsize=6)
+    axes[0][0].set_ylabel("op count ratio N_baseline / N_agent, per seed", fontsize=8)
+    handles, names = axes[0][0].get_legend_handles_labels()
+    figure.legend(handles, [f"{side}: {name}" for side, name in zip("AB", names)], loc="lower center", ncol=2, fontsize=7)
+    figure.suptitle("Seed by seed: dots are seeds; black, the mean and its 95% interval", fontsize=10)
+    figure.tight_layout(rect=(0, 0.07, 1, 1))
+    return figure
 
 
 def _row(item: str, preset: dict[str, str], parser: argparse.ArgumentParser) -> str:
@@ -194,8 +212,9 @@ def _row(item: str, preset: dict[str, str], parser: argparse.ArgumentParser) -> 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter,
-        epilog="Each line: the probability with its 95% bootstrap interval (20,000 draws), its one-sided "
-        "permutation p-value, then each row's median seed score and seed count.",
+        epilog="Each table row: the probability with its 95% bootstrap interval (20,000 draws), the one-sided "
+        "permutation p-value of A scoring above B (exact up to 10 seeds a side, else 20,000 random relabellings), "
+        "then each row's median seed score and seed count.",
     )
     parser.add_argument("a", metavar="A", help="row A: LABEL=GLOB[,GLOB...], or the label of a row of --preset")
     parser.add_argument("b", metavar="B", help="row B, the same way")
@@ -227,7 +246,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for note in notes:
         print(note, file=sys.stderr)
     if args.figure:
-        _figure((label_a, label_b), scores, args.figure)
+        figure = seed_figure((label_a, label_b), scores)
+        figure.savefig(args.figure, dpi=100, metadata={"Software": None})
+        plt.close(figure)
         print(f"wrote {args.figure}", file=sys.stderr)
     return 0
 

@@ -1,7 +1,7 @@
-"""The README's across-seed tables: for each ``--preset NAME`` of ``leaderboard.seeds`` (and of
-``leaderboard.improvement``, ``leaderboard.efficiency``, ``leaderboard.against_paper``), its baselines,
-its rows and its figure title, each beside the ``reproduce.sh`` stage that fills it. A new table is one
-entry of ``PRESETS``.
+"""The README's across-seed tables: for each ``--preset NAME`` of ``leaderboard.seeds`` (also taken by
+``leaderboard.improvement`` and ``leaderboard.efficiency``), its baselines, its rows and its figure
+title, each beside the ``reproduce.sh`` stage that fills it; ``leaderboard.against_paper`` takes its
+default rows from them. A new table is one entry of ``PRESETS``.
 """
 from __future__ import annotations
 

@@ -37,16 +37,16 @@ from leaderboard.metrics import geomean, mean
 from leaderboard.presets import PRESETS
 from leaderboard.summary import agent_op_count, family, final_op_counts, op_counts, read_results
 
-__all__ = ["Cell", "TEST", "HELDOUT", "across_seeds", "add_baseline_arguments", "baseline_counts", "chosen_baselines", "columns", "main", "markdown", "parse_rows", "run_of", "score_table", "seed_of", "seed_scores", "validated"]
+__all__ = ["Cell", "HELDOUT", "MAX_BARS", "TEST", "across_seeds", "add_baseline_arguments", "baseline_counts", "chosen_baselines", "columns", "main", "markdown", "parse_rows", "run_of", "score_table", "seed_of", "seed_scores", "validated"]
 
 TEST = "test split"
 HELDOUT = "held-out"
+#: ``--figure`` draws a table of more rows than this as a forest plot, not as grouped bars.
+MAX_BARS = 6
 #: Student's t, two-sided 95%, by degrees of freedom (1-30); 1.960 beyond.
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
          2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
          2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)  # fmt: skip
-
-
 
 
 @dataclass(frozen=True)
@@ -205,11 +205,11 @@ def markdown(table: dict[str, dict[str, Cell]], checks: dict[str, str] | None = 
 
 
 def _figure(table: dict[str, dict[str, Cell]], path: str, title: str) -> None:
-    """Bars with intervals per column, or a forest plot (``leaderboard.forest``) for more than its ``MAX_BARS`` rows."""
+    """Bars with intervals per column, or for more than ``MAX_BARS`` rows a forest plot (``leaderboard.forest``)."""
     import matplotlib.pyplot as plt
 
     from leaderboard.figures import bars
-    from leaderboard.forest import MAX_BARS, forest
+    from leaderboard.forest import forest
     from leaderboard.metrics import Aggregate
 
     aggregates = {
@@ -217,13 +217,13 @@ def _figure(table: dict[str, dict[str, Cell]], path: str, title: str) -> None:
         for label, row in table.items()
         if any(c.seeds for c in row.values())  # a row with no whole seed yet has no bar
     }
-    ylabel = "op count ratio N_baseline / N_agent (mean over seeds, 95% CI)"
+    axis = "op count ratio N_baseline / N_agent (mean over seeds, 95% CI)"
     if len(aggregates) > MAX_BARS:
         names = list(dict.fromkeys(name for row in table.values() for name in row))
-        figure = forest(aggregates, names, title, ylabel)
+        figure = forest(aggregates, names, title, axis)
     else:
         figure, ax = plt.subplots(figsize=(11, 5))
-        bars(ax, aggregates, title, ylabel, (TEST, HELDOUT))
+        bars(ax, aggregates, title, axis, (TEST, HELDOUT))
         figure.tight_layout()
     figure.savefig(path, dpi=100, metadata={"Software": None})
     plt.close(figure)
@@ -251,7 +251,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_baseline_arguments(
         parser, "a table of leaderboard/README.md: its rows, baselines and title (rows and --baseline add to it)"
     )
-    parser.add_argument("--figure", default=None, metavar="PNG", help="also draw the table: bars with intervals, or for more than 6 rows a forest plot (a panel per column)")
+    parser.add_argument("--figure", default=None, metavar="PNG", help=f"also draw the table: bars with intervals, or for more than {MAX_BARS} rows a forest plot (a panel per column)")
     parser.add_argument("--title", default=None, help="the figure's title (default: the preset's, else 'Across training seeds')")
     args = parser.parse_args(argv)
     baselines, items, title = chosen_baselines(args), list(args.rows), args.title

@@ -6,10 +6,18 @@ import math
 import random
 from pathlib import Path
 
+import matplotlib.pyplot as plt
 import pytest
+from matplotlib.collections import PathCollection
 
 from leaderboard import improvement
-from leaderboard.improvement import main, permutation_p, probability_of_improvement, with_interval
+from leaderboard.improvement import (
+    main,
+    permutation_p,
+    probability_of_improvement,
+    seed_figure,
+    with_interval,
+)
 from tests.leaderboard.results_files import GPT2, RESNET, write_results
 
 #: The comparison the GNN README reports: the GNN trained in episodes of 5 against the MLP PPO, 7 seeds each.
@@ -83,17 +91,39 @@ def test_permutation_p_is_the_exact_share_of_relabellings(a, b, expected):
         assert p == pytest.approx(expected)
 
 
-def test_permutation_p_estimates_beyond_the_exact_limit(monkeypatch):
+@pytest.mark.parametrize("n_a, n_b", [(6, 6), (3, 9)])
+def test_permutation_p_estimates_beyond_the_exact_limit(n_a, n_b, monkeypatch):
     rng = random.Random(1)
-    a, b = [rng.gauss(1.03, 0.01) for _ in range(6)], [rng.gauss(1.02, 0.02) for _ in range(6)]
+    a, b = [rng.gauss(1.03, 0.01) for _ in range(n_a)], [rng.gauss(1.02, 0.02) for _ in range(n_b)]
     exact = permutation_p(a, b)
-    monkeypatch.setattr(improvement, "_EXACT", 10)  # C(12, 6) = 924 relabellings: estimate them
+    monkeypatch.setattr(improvement, "_EXACT", 10)  # C(12, 6) = 924, C(12, 3) = 220 relabellings: estimate them
     estimate = permutation_p(a, b)
     assert estimate != exact and estimate == pytest.approx(exact, abs=0.01)
     assert permutation_p(a, b) == estimate  # seeded
-    assert permutation_p([2.0] * 6, [1.0] * 6) == pytest.approx(1 / 924, abs=5e-4)  # the one relabelling that wins
+
+
+def test_permutation_p_estimate_is_never_zero(monkeypatch):
+    monkeypatch.setattr(improvement, "_EXACT", 10)
+    # 1 of C(30, 15) relabellings wins: 20,000 draws all lose, and the observed labelling counts once
+    assert permutation_p([2.0] * 15, [1.0] * 15) == 1 / 20_001
     with pytest.raises(ValueError, match="expected scores on both sides, got 0 and 1"):
         permutation_p([], [1.0])
+
+
+def test_the_seed_figure_draws_each_rows_seeds_and_interval():
+    scores = {"gpt2": ([1.05, 1.05, 1.04], [1.03, 0.98]), "test split": ([1.02], [1.01, 1.03])}
+    figure = seed_figure(("GNN", "MLP"), scores)
+    axes = figure.axes
+    assert [ax.get_title() for ax in axes] == ["gpt2", "test split"]
+    a, b = (c.get_offsets() for c in axes[0].collections if isinstance(c, PathCollection))  # the dots
+    assert sorted(a[:, 1]) == [1.04, 1.05, 1.05] and sorted(b[:, 1]) == [0.98, 1.03]  # each row its own seeds
+    assert all(x < 0.5 for x in a[:, 0]) and all(x > 0.5 for x in b[:, 0])  # A left, B right
+    tied = sorted(x for x, y in a if y == 1.05)
+    assert tied[0] < tied[1] and tied[0] + tied[1] == pytest.approx(0.0)  # ties side by side, centred
+    assert len(axes[0].containers) == 2  # an interval for each row of two seeds or more
+    assert len(axes[1].containers) == 1  # one seed of A: no interval
+    assert [t.get_text() for t in figure.legends[0].get_texts()] == ["A: GNN", "B: MLP"]
+    plt.close(figure)
 
 
 def test_main_compares_two_rows_of_results_files(tmp_path, capsys):
@@ -106,6 +136,7 @@ def test_main_compares_two_rows_of_results_files(tmp_path, capsys):
     assert lines[0] == "A = A; B = B"
     # 100/85 and 100/97; 1 of the 20 relabellings of 6 seeds puts the 3 best in A
     assert lines[4] == "| gpt2 | 1.00 [1.00, 1.00] | 0.050 | 1.176x (3) | 1.031x (3) |"
+    assert lines[2].split(" | ")[2] == "p (A above B), one-sided"
     assert lines[5].startswith("| test split | 1.00 [1.00, 1.00] |")
     figure = tmp_path / "seeds.png"
     assert main(["--baseline", base, f"A={tmp_path}/b-seed*.csv", f"B={tmp_path}/a-seed*.csv", "--figure", str(figure)]) == 0
