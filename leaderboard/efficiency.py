@@ -125,6 +125,8 @@ def figure(agents: dict[str, list[Point]], targets: Sequence[str], table: dict[s
     import matplotlib.pyplot as plt
     from matplotlib.colors import to_hex
 
+    from leaderboard.figures import save_figure
+
     fig, ax = plt.subplots(figsize=(10, 5.5))
     colours: dict[str, str] = {}
     for index, (agent, points) in enumerate(agents.items()):
@@ -151,8 +153,7 @@ def figure(agents: dict[str, list[Point]], targets: Sequence[str], table: dict[s
     ax.set_title("Score against real env steps")
     ax.legend(fontsize=8, loc="lower right")
     fig.tight_layout()
-    fig.savefig(path, dpi=100, metadata={"Software": None})
-    plt.close(fig)
+    save_figure(fig, path)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

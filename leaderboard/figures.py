@@ -57,7 +57,7 @@ from leaderboard.summary import (  # noqa: E402
 
 __all__ = [
     "COLORS", "DEFAULT_RESULTS", "FULL_RESULTS", "HELDOUT_RESULTS", "bars", "labelled_results", "main", "reward_space_of",
-    "rolling_returns",
+    "rolling_returns", "save_figure",
 ]
 
 HERE = Path(__file__).parent
@@ -321,6 +321,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         _training(axes[0], spaces, runs)
         _save(figure, out / "training.png")
     return 0
+
+
+def save_figure(figure: plt.Figure, path: str | Path) -> None:
+    """Write ``figure`` as the leaderboard's commands' PNGs are (100 dpi, no software stamp, so the same
+    figure gives the same bytes) and close it."""
+    figure.savefig(path, dpi=100, metadata={"Software": None})
+    plt.close(figure)
 
 
 def _save(figure: plt.Figure, path: Path) -> None:

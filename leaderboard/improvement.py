@@ -40,16 +40,10 @@ import statistics
 import sys
 from collections import Counter
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-
-from leaderboard.figures import COLORS  # noqa: E402
-from leaderboard.presets import PRESETS  # noqa: E402
-from leaderboard.seeds import (  # noqa: E402
+from leaderboard.presets import PRESETS
+from leaderboard.seeds import (
     across_seeds,
     add_baseline_arguments,
     baseline_counts,
@@ -58,6 +52,9 @@ from leaderboard.seeds import (  # noqa: E402
     parse_rows,
     seed_scores,
 )
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["TIE", "improvement_table", "main", "paired_scores", "permutation_p", "probability_of_improvement", "seed_figure",
            "with_interval"]
@@ -167,6 +164,9 @@ def improvement_table(labels: tuple[str, str], scores: dict[str, tuple[list[floa
 def seed_figure(labels: tuple[str, str], scores: dict[str, tuple[list[float], list[float]]]) -> Figure:
     """A panel per column, on its own scale: each seed's score of A (left) and B (right) as a dot,
     equal scores spread side by side, and beside each row its mean with the 95% Student-t interval."""
+    import matplotlib.pyplot as plt
+
+    from leaderboard.figures import COLORS
     figure, axes = plt.subplots(1, len(scores), squeeze=False, figsize=(2.5 + 1.3 * len(scores), 4.2))
     for ax, (column, pair) in zip(axes[0], scores.items()):
         for side, (label, seeds) in enumerate(zip(labels, pair)):
@@ -246,9 +246,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for note in notes:
         print(note, file=sys.stderr)
     if args.figure:
-        figure = seed_figure((label_a, label_b), scores)
-        figure.savefig(args.figure, dpi=100, metadata={"Software": None})
-        plt.close(figure)
+        from leaderboard.figures import save_figure
+
+        save_figure(seed_figure((label_a, label_b), scores), args.figure)
         print(f"wrote {args.figure}", file=sys.stderr)
     return 0
 

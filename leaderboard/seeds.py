@@ -208,7 +208,7 @@ def _figure(table: dict[str, dict[str, Cell]], path: str, title: str) -> None:
     """Bars with intervals per column, or for more than ``MAX_BARS`` rows a forest plot (``leaderboard.forest``)."""
     import matplotlib.pyplot as plt
 
-    from leaderboard.figures import bars
+    from leaderboard.figures import bars, save_figure
     from leaderboard.forest import forest
     from leaderboard.metrics import Aggregate
 
@@ -225,8 +225,7 @@ def _figure(table: dict[str, dict[str, Cell]], path: str, title: str) -> None:
         figure, ax = plt.subplots(figsize=(11, 5))
         bars(ax, aggregates, title, axis, (TEST, HELDOUT))
         figure.tight_layout()
-    figure.savefig(path, dpi=100, metadata={"Software": None})
-    plt.close(figure)
+    save_figure(figure, path)
 
 
 def add_baseline_arguments(parser: argparse.ArgumentParser, preset_help: str) -> None:
