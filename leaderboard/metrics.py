@@ -3,17 +3,18 @@
 Every aggregate is reported with how many benchmarks it covers and a 95%
 bootstrap interval over benchmarks (2,000 resamples, seeded: the same inputs
 give the same interval). Below :data:`MIN_BENCHMARKS` benchmarks a number is
-flagged as too small a sample to mean much.
+flagged as too small a sample to mean much. :class:`Row` holds one group's
+per-benchmark values and computes its aggregates (``leaderboard.summary``'s rows).
 """
 from __future__ import annotations
 
 import math
 import random
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Aggregate", "MIN_BENCHMARKS", "aggregate", "geomean", "mean", "geomean_improvement"]
+__all__ = ["Aggregate", "MIN_BENCHMARKS", "Row", "aggregate", "geomean", "mean", "geomean_improvement"]
 
 #: Fewer benchmarks than this: the aggregate is flagged (summary, table, eval progress).
 MIN_BENCHMARKS = 20
@@ -75,3 +76,101 @@ def aggregate(
         return Aggregate(value, math.nan, math.nan, len(values), excluded)
     low, high = draws[int(0.025 * (len(draws) - 1))], draws[int(0.975 * (len(draws) - 1))]
     return Aggregate(value, low, high, len(values), excluded)
+
+
+@dataclass
+class Row:
+    """The metrics of one group of results."""
+
+    name: str
+    ratios: list[float] = field(default_factory=list)
+    no_ratio: int = 0
+    as_good: list[bool] = field(default_factory=list)
+    walltimes: list[float] = field(default_factory=list)
+    #: passes in the result's commandline, every benchmark
+    passes: list[int] = field(default_factory=list)
+    validated: int = 0
+    checked: int = 0
+    speedups: list[float] = field(default_factory=list)
+    #: (initial - agent) / (initial - baseline) where a baseline results file is given
+    baseline_ratios: list[float] = field(default_factory=list)
+    #: N_default / N_agent, every benchmark
+    default_ratios: list[float] = field(default_factory=list)
+    #: N_baseline / N_agent, every benchmark, where a baseline results file is given
+    baseline_op_ratios: list[float] = field(default_factory=list)
+    #: (N0 - N_agent) / N0, every benchmark
+    reductions: list[float] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return len(self.as_good)
+
+    @property
+    def improvement(self) -> float:
+        return geomean_improvement(self.ratios)
+
+    @property
+    def vs_baseline(self) -> float:
+        return geomean_improvement(self.baseline_ratios)
+
+    def aggregates(self) -> dict[str, Aggregate]:
+        """Every aggregate with its interval and coverage (see the module doc)."""
+        bad = self.nonpositive
+        paper_excluded = ", ".join(
+            x for x in (f"{self.no_ratio} with no ratio (XLA's default removes nothing)" if self.no_ratio else "",
+                        f"{bad} ratios <= 0" if bad else "") if x
+        )
+        out = {
+            "vs_default": aggregate(self.default_ratios, geomean),
+            "mean_reduction": aggregate(self.reductions, mean),
+            "paper": aggregate([r for r in self.ratios if r > 0], geomean_improvement, paper_excluded),
+        }
+        if self.baseline_op_ratios:
+            out["vs_baseline_ratio"] = aggregate(self.baseline_op_ratios, geomean)
+        return out
+
+    @property
+    def nonpositive(self) -> int:
+        return sum(1 for r in self.ratios if r <= 0)
+
+    @property
+    def baseline_nonpositive(self) -> int:
+        return sum(1 for r in self.baseline_ratios if r <= 0)
+
+    @property
+    def at_least_default(self) -> float:
+        return sum(self.as_good) / max(self.count, 1)
+
+    @property
+    def speedup(self) -> float:
+        if not self.speedups:
+            return float("nan")
+        return math.exp(sum(math.log(s) for s in self.speedups) / len(self.speedups))
+
+    def to_json(self) -> dict[str, Any]:
+        """The row's metrics (NaN where undefined), as written by ``--json``."""
+        return {
+            "name": self.name,
+            "n": self.count,
+            "aggregates": {k: a.to_json() for k, a in self.aggregates().items()},
+            "small_sample": self.count < MIN_BENCHMARKS,
+            "no_ratio": self.no_ratio,
+            "nonpositive": self.nonpositive,
+            "improvement": self.improvement,
+            "vs_baseline": self.vs_baseline,
+            "baseline_nonpositive": self.baseline_nonpositive,
+            "at_least_default": self.at_least_default,
+            "validated": self.validated,
+            "checked": self.checked,
+            "speedup": self.speedup,
+            "walltime": self.walltime,
+            "passes": self.mean_passes,
+        }
+
+    @property
+    def walltime(self) -> float:
+        return sum(self.walltimes) / max(len(self.walltimes), 1)
+
+    @property
+    def mean_passes(self) -> float:
+        return sum(self.passes) / max(len(self.passes), 1)

@@ -37,124 +37,16 @@ import argparse
 import json
 import math
 import sys
-import threading
 from collections import defaultdict
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
-from typing import Any
 
 from compiler_gym.compiler_env_state import CompilerEnvState, CompilerEnvStateReader
 
-from leaderboard.metrics import (
-    MIN_BENCHMARKS,
-    Aggregate,
-    aggregate,
-    geomean,
-    geomean_improvement,
-    mean,
-)
+from leaderboard.check import check_results
+from leaderboard.metrics import MIN_BENCHMARKS, Aggregate, Row
 from xla_service.catalog.schema import OP_COUNT_RULE
 
 __all__ = ["Row", "agent_op_count", "family", "main", "final_op_counts", "op_counts", "read_results", "summarize"]
-
-
-@dataclass
-class Row:
-    """The metrics of one group of results."""
-
-    name: str
-    ratios: list[float] = field(default_factory=list)
-    no_ratio: int = 0
-    as_good: list[bool] = field(default_factory=list)
-    walltimes: list[float] = field(default_factory=list)
-    #: passes in the result's commandline, every benchmark
-    passes: list[int] = field(default_factory=list)
-    validated: int = 0
-    checked: int = 0
-    speedups: list[float] = field(default_factory=list)
-    #: (initial - agent) / (initial - baseline) where a baseline results file is given
-    baseline_ratios: list[float] = field(default_factory=list)
-    #: N_default / N_agent, every benchmark
-    default_ratios: list[float] = field(default_factory=list)
-    #: N_baseline / N_agent, every benchmark, where a baseline results file is given
-    baseline_op_ratios: list[float] = field(default_factory=list)
-    #: (N0 - N_agent) / N0, every benchmark
-    reductions: list[float] = field(default_factory=list)
-
-    @property
-    def count(self) -> int:
-        return len(self.as_good)
-
-    @property
-    def improvement(self) -> float:
-        return geomean_improvement(self.ratios)
-
-    @property
-    def vs_baseline(self) -> float:
-        return geomean_improvement(self.baseline_ratios)
-
-    def aggregates(self) -> dict[str, Aggregate]:
-        """Every aggregate with its interval and coverage (see the module doc)."""
-        bad = self.nonpositive
-        paper_excluded = ", ".join(
-            x for x in (f"{self.no_ratio} with no ratio (XLA's default removes nothing)" if self.no_ratio else "",
-                        f"{bad} ratios <= 0" if bad else "") if x
-        )
-        out = {
-            "vs_default": aggregate(self.default_ratios, geomean),
-            "mean_reduction": aggregate(self.reductions, mean),
-            "paper": aggregate([r for r in self.ratios if r > 0], geomean_improvement, paper_excluded),
-        }
-        if self.baseline_op_ratios:
-            out["vs_baseline_ratio"] = aggregate(self.baseline_op_ratios, geomean)
-        return out
-
-    @property
-    def nonpositive(self) -> int:
-        return sum(1 for r in self.ratios if r <= 0)
-
-    @property
-    def baseline_nonpositive(self) -> int:
-        return sum(1 for r in self.baseline_ratios if r <= 0)
-
-    @property
-    def at_least_default(self) -> float:
-        return sum(self.as_good) / max(self.count, 1)
-
-    @property
-    def speedup(self) -> float:
-        if not self.speedups:
-            return float("nan")
-        return math.exp(sum(math.log(s) for s in self.speedups) / len(self.speedups))
-
-    def to_json(self) -> dict[str, Any]:
-        """The row's metrics (NaN where undefined), as written by ``--json``."""
-        return {
-            "name": self.name,
-            "n": self.count,
-            "aggregates": {k: a.to_json() for k, a in self.aggregates().items()},
-            "small_sample": self.count < MIN_BENCHMARKS,
-            "no_ratio": self.no_ratio,
-            "nonpositive": self.nonpositive,
-            "improvement": self.improvement,
-            "vs_baseline": self.vs_baseline,
-            "baseline_nonpositive": self.baseline_nonpositive,
-            "at_least_default": self.at_least_default,
-            "validated": self.validated,
-            "checked": self.checked,
-            "speedup": self.speedup,
-            "walltime": self.walltime,
-            "passes": self.mean_passes,
-        }
-
-    @property
-    def walltime(self) -> float:
-        return sum(self.walltimes) / max(len(self.walltimes), 1)
-
-    @property
-    def mean_passes(self) -> float:
-        return sum(self.passes) / max(len(self.passes), 1)
 
 
 #: The paper's "mixed set": GPT-2, BERT and ResNet graphs.
@@ -193,50 +85,6 @@ def read_results(paths: Sequence[str]) -> list[CompilerEnvState]:
     return states
 
 
-def _check(states: Sequence[CompilerEnvState], runtime: bool, jobs: int = 1) -> dict[int, tuple]:
-    """Validate (and time) each state: index -> (valid, speedup); ``jobs`` envs (each its own
-    service) take every ``jobs``-th state side by side."""
-    import compiler_gym
-
-    if jobs < 1:
-        raise ValueError(f"jobs: expected a positive number of envs, got {jobs}")
-    if not states:
-        return {}
-    out: dict[int, tuple] = {}
-    lock = threading.Lock()
-
-    def check(env: Any, indices: range) -> None:
-        for i in indices:
-            state = states[i]
-            result = env.validate(state)
-            speedup: float | None = None
-            if runtime and result.okay():
-                env.reset(benchmark=state.benchmark)
-                env.apply(state)
-                agent = sorted(env.observation["Runtime"])
-                default = sorted(env.observation["RuntimeDefault"])
-                speedup = default[len(default) // 2] / agent[len(agent) // 2]
-            with lock:
-                out[i] = (result.okay(), speedup)
-                if not result.okay():
-                    print(f"\rnot validated: {state.benchmark}: {result.error_details}", file=sys.stderr)
-                print(f"\rchecked {len(out)}/{len(states)}", end="", file=sys.stderr, flush=True)
-
-    envs = []
-    try:
-        for _ in range(min(jobs, len(states))):
-            envs.append(compiler_gym.make("xla-v0"))
-        with ThreadPoolExecutor(len(envs)) as pool:
-            parts = [pool.submit(check, env, range(k, len(states), len(envs))) for k, env in enumerate(envs)]
-            for part in parts:
-                part.result()  # an error in a part is raised here
-    finally:
-        for env in envs:
-            env.close()
-    print(file=sys.stderr)
-    return out
-
-
 def final_op_counts(states: Sequence[CompilerEnvState]) -> dict[str, float]:
     """Benchmark URI -> the op count its result reached (a baseline for ``summarize``)."""
     counts = op_counts()
@@ -255,7 +103,7 @@ def summarize(
     ``baseline`` (URI -> op count, e.g. ``final_op_counts`` of another results
     file) adds the same metrics against that baseline instead of XLA's default.
     """
-    checks = _check(states, runtime, jobs) if validate or runtime else {}
+    checks = check_results(states, runtime, jobs) if validate or runtime else {}
     counts = op_counts()
     rows: dict[str, Row] = defaultdict(lambda: Row(""))
     overall = Row("overall")
