@@ -8,13 +8,22 @@ forward + backward of a minibatch of ``--batch`` copies (a PPO update's
 chunk), and the process's peak RSS growth over the run of that graph, with
 and without ``--max-nodes`` truncation.
 
-    .venv/bin/python benchmarks/measure_gnn.py            # six graphs, ~2 min
-    .venv/bin/python benchmarks/measure_gnn.py --quick    # the two smallest suites' largest, < 1 min
+Then acting: a trained run (``--run``) acts, as the leaderboard evaluates it
+(``GnnPolicy``, 20 steps, keep-best), on ``--acting`` test benchmarks (a
+seeded sample) twice, each time in a new service with the store off (every
+step cold): once running the network on every choice, once with the policy's
+per-graph logits (a step that changed nothing leaves the graph as it was):
+seconds and forward passes per benchmark, the ratio, and whether both reached
+the same commandlines.
+
+    .venv/bin/python benchmarks/measure_gnn.py            # six graphs and 6 benchmarks acted twice, ~10 min
+    .venv/bin/python benchmarks/measure_gnn.py --quick    # the two smallest suites' largest, 1 acted, < 1 min
 """
 from __future__ import annotations
 
 import argparse
 import json
+import random
 import resource
 import statistics
 import sys
@@ -25,17 +34,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import heading, machine_line  # noqa: E402
 
 DATASETS = Path(__file__).resolve().parents[1] / "datasets"
+#: The run that acts (--run): the GNN of the leaderboard's GPT-2 rows, episodes of 5, seed 0.
+RUN = Path(__file__).resolve().parents[1] / "leaderboard/agents/gnn/runs/episodes5/gnn-gpt2-seed0"
+
+
+def split_op_counts() -> dict[str, int]:
+    """Test-split URI -> initial op count, from the manifests."""
+    return {
+        e["uri"]: int(e["initial_op_count"])
+        for manifest in sorted(DATASETS.glob("xla-*-v0/manifest.json"))
+        for e in json.loads(manifest.read_text())["benchmarks"]
+        if e["split"] == "test"
+    }
 
 
 def largest_test_benchmarks() -> list[tuple[str, int]]:
     """(URI, initial op count) of the largest test module of each suite, smallest first."""
-    found = []
-    for manifest in sorted(DATASETS.glob("xla-*-v0/manifest.json")):
-        tests = [e for e in json.loads(manifest.read_text())["benchmarks"] if e["split"] == "test"]
-        if tests:
-            top = max(tests, key=lambda e: e["initial_op_count"])
-            found.append((top["uri"], int(top["initial_op_count"])))
-    return sorted(found, key=lambda f: f[1])
+    largest: dict[str, tuple[str, int]] = {}
+    for uri, ops in split_op_counts().items():
+        suite = uri.split("/")[2]
+        if suite not in largest or ops > largest[suite][1]:
+            largest[suite] = (uri, ops)
+    return sorted(largest.values(), key=lambda f: f[1])
 
 
 def _peak_mib() -> float:
@@ -62,6 +82,41 @@ def measure(model, data, batch_size: int, repeats: int) -> dict[str, float]:  # 
     return {"act_ms": 1000 * statistics.median(acting), "update_ms": 1000 * statistics.median(updating)}
 
 
+def act(run: Path, uris: list[str], cached: bool) -> tuple[float, float, int, list[str]]:
+    """(seconds, seconds in the network, forward passes, commandlines) of the run's policy acting on
+    ``uris`` in a new service."""
+    import compiler_gym
+
+    from leaderboard.agents.gnn.policy import GnnPolicy
+
+    class Uncached(GnnPolicy):
+        def logits(self, graph):  # noqa: ANN001, ANN202
+            self._last = None  # forget the last graph: the network runs on every choice
+            return super().logits(graph)
+
+    policy = (GnnPolicy if cached else Uncached)(run=run, episode_length=20)
+    forward, calls, network = policy.model.forward, [0], [0.0]
+
+    def counted(graphs):  # noqa: ANN001, ANN202
+        calls[0] += 1
+        start = time.perf_counter()
+        out = forward(graphs)
+        network[0] += time.perf_counter() - start
+        return out
+
+    policy.model.forward = counted  # type: ignore[method-assign]
+    commandlines, start = [], time.perf_counter()
+    with compiler_gym.make("xla-v0") as env:
+        for uri in uris:
+            env.reset(benchmark=uri)
+            policy(env)
+            commandlines.append(env.commandline())
+            print(f"\r{'cached' if cached else 'uncached'}: {len(commandlines)}/{len(uris)}", end="",
+                  file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    return time.perf_counter() - start, network[0], calls[0], commandlines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -71,9 +126,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=8, help="graphs in the timed update minibatch")
     parser.add_argument("--max-nodes", type=int, default=2000, help="the truncation measured beside the full graph")
     parser.add_argument("--repeats", type=int, default=3, help="timed repetitions (the median is printed)")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads")
-    parser.add_argument("--quick", action="store_true", help="two graphs, batch 2, one repetition: < 1 min")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads (leaderboard.eval leaves torch's default, the machine's cores)")
+    parser.add_argument("--run", type=Path, default=RUN, help="the trained run (agents/gnn) that acts")
+    parser.add_argument("--acting", type=int, default=6,
+                        help="test benchmarks (seeded sample) the run acts on, with and without its logits cache "
+                        "(0: skip)")
+    parser.add_argument("--quick", action="store_true",
+                        help="two graphs, batch 2, one repetition, the smallest test benchmark acted: < 1 min")
     args = parser.parse_args(argv)
+    if args.acting < 0:
+        parser.error(f"--acting: expected a number of benchmarks >= 0, got {args.acting}")
     if args.quick:
         args.batch, args.repeats = 2, 1
 
@@ -106,6 +169,22 @@ def main(argv: list[str] | None = None) -> int:
                       f"{data.edge_index.shape[1]} edges, {label}): act {figures['act_ms']:.0f} ms, "
                       f"update {figures['update_ms']:.0f} ms, peak RSS +{_peak_mib() - before:.0f} MiB "
                       f"(process peak {_peak_mib():.0f} MiB)", flush=True)
+    if args.acting:
+        sizes = split_op_counts()
+        uris = random.Random(0).sample(sorted(sizes), min(args.acting, len(sizes)))
+        if args.quick:
+            uris = [min(sizes, key=sizes.__getitem__)]
+        heading(f"Acting: {args.run}, 20 steps on {len(uris)} test benchmarks "
+                f"({sum(sizes[u] for u in uris) / len(uris):,.0f} ops on average), store off, "
+                f"{torch.get_num_threads()} torch threads")
+        runs = {cached: act(args.run, uris, cached) for cached in (False, True)}
+        for cached, (seconds, network, calls, _) in runs.items():
+            print(f"ACTING {'per-graph logits' if cached else 'network every choice'}: "
+                  f"{seconds / len(uris):.1f} s a benchmark, {network / len(uris):.1f} s of it in the network, "
+                  f"{calls / len(uris):.1f} forward passes")
+        print(f"ACTING RATIO network every choice / per-graph logits: {runs[False][0] / runs[True][0]:.2f}x time, "
+              f"{runs[False][1] / runs[True][1]:.2f}x network time, {runs[False][2] / runs[True][2]:.2f}x forward passes")
+        print(f"ACTING same commandlines: {runs[False][3] == runs[True][3]}")
     return 0
 
 

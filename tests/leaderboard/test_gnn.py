@@ -102,7 +102,7 @@ def test_chunked_gradients_add_up_to_the_whole_minibatch(graphs):
         torch.testing.assert_close(whole, parts, rtol=1e-4, atol=1e-6)
 
 
-def test_train_tiny_budget_resume_and_act(tmp_path, small_env, monkeypatch):
+def test_train_tiny_budget_resume_and_act(tmp_path, small_env, monkeypatch, graphs):
     flags = [
         "--total-timesteps=8", "--num-steps=4", "--n-envs=1", "--episode-length=3", "--num-minibatches=2",
         "--update-epochs=1", "--hidden=16", "--layers=1", "--heads=2", "--max-train-benchmarks=1",
@@ -157,6 +157,24 @@ def test_train_tiny_budget_resume_and_act(tmp_path, small_env, monkeypatch):
     with pytest.raises(ValueError, match="expected allow_stop a bool"):
         GnnPolicy(run, allow_stop="no")  # type: ignore[arg-type]
     check_acting_steps(monkeypatch, GnnPolicy, run, env, run_length=3)
+
+    # the network runs once a graph: a step that changed nothing leaves the graph, and its logits, as they were
+    counted, calls = GnnPolicy(run), []
+    forward = counted.model.forward
+    counted.model.forward = lambda graphs: calls.append(graphs.num_nodes) or forward(graphs)  # type: ignore[method-assign]
+    first = counted.logits(graphs[0])
+    np.testing.assert_array_equal(counted.logits(graphs[0]), first)
+    assert len(calls) == 1
+    second = counted.logits(graphs[1])
+    assert len(calls) == 2 and not np.array_equal(first, second)
+    np.testing.assert_array_equal(counted.logits(graphs[0]), first)
+    assert len(calls) == 3  # only the last graph is kept
+    with torch.no_grad():
+        np.testing.assert_array_equal(first, counted.model(batch([to_data(graphs[0])]))[0][0].numpy())
+    calls.clear()
+    env.reset()
+    counted(env)  # an episode starts afresh (weights may have changed): the start graph runs again
+    assert calls and calls[0] == len(graphs[0].node_features)
 
     monkeypatch.setenv("XLA_GYM_GNN_RUN", str(run))
     assert isinstance(from_env(), GnnPolicy)
