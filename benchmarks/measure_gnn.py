@@ -14,15 +14,18 @@ seeded sample) twice, each time in a new service with the store off (every
 step cold): once running the network on every choice, once with the policy's
 per-graph logits (a step that changed nothing leaves the graph as it was):
 seconds and forward passes per benchmark, the ratio, and whether both reached
-the same commandlines.
+the same commandlines. Last, the network on those benchmarks' first graphs at
+1 torch thread and at as many as the machine has cores, taken in turn: the
+time of each, and whether the logits are the same bit for bit.
 
-    .venv/bin/python benchmarks/measure_gnn.py            # six graphs and 6 benchmarks acted twice, ~10 min
+    .venv/bin/python benchmarks/measure_gnn.py            # six graphs, 12 benchmarks acted twice, ~12 min
     .venv/bin/python benchmarks/measure_gnn.py --quick    # the two smallest suites' largest, 1 acted, < 1 min
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import statistics
@@ -86,6 +89,7 @@ def act(run: Path, uris: list[str], cached: bool) -> tuple[float, float, int, li
     """(seconds, seconds in the network, forward passes, commandlines) of the run's policy acting on
     ``uris`` in a new service."""
     import compiler_gym
+    import torch
 
     from leaderboard.agents.gnn.policy import GnnPolicy
 
@@ -94,7 +98,7 @@ def act(run: Path, uris: list[str], cached: bool) -> tuple[float, float, int, li
             self._last = None  # forget the last graph: the network runs on every choice
             return super().logits(graph)
 
-    policy = (GnnPolicy if cached else Uncached)(run=run, episode_length=20)
+    policy = (GnnPolicy if cached else Uncached)(run=run, episode_length=20, threads=torch.get_num_threads())
     forward, calls, network = policy.model.forward, [0], [0.0]
 
     def counted(graphs):  # noqa: ANN001, ANN202
@@ -117,6 +121,33 @@ def act(run: Path, uris: list[str], cached: bool) -> tuple[float, float, int, li
     return time.perf_counter() - start, network[0], calls[0], commandlines
 
 
+def threads_side_by_side(run: Path, uris: list[str], cores: int) -> None:
+    """The run's network on each benchmark's first graph at 1 torch thread and at ``cores``, taken in
+    turn: seconds, and whether the logits are the same bit for bit."""
+    import compiler_gym
+    import numpy as np
+    import torch
+
+    from leaderboard.agents.gnn.model import batch, to_data
+    from leaderboard.agents.gnn.policy import GnnPolicy
+    from xla_service.env.graph import unpack
+
+    model, seconds, same = GnnPolicy(run=run).model, {1: 0.0, cores: 0.0}, 0
+    with compiler_gym.make("xla-v0") as env:
+        for uri in uris:
+            env.reset(benchmark=uri)
+            graph, logits = batch([to_data(unpack(env.observation["HloGraphArrays"]))]), {}
+            for threads in (1, cores, 1, cores):
+                torch.set_num_threads(threads)
+                start = time.perf_counter()
+                with torch.no_grad():
+                    logits[threads] = model(graph)[0][0].numpy().copy()
+                seconds[threads] += time.perf_counter() - start
+            same += int(np.array_equal(logits[1], logits[cores]))
+    print(f"THREADS forward passes on {len(uris)} graphs, twice each: 1 thread {seconds[1]:.2f} s, {cores} threads "
+          f"{seconds[cores]:.2f} s ({seconds[cores] / seconds[1]:.2f}x); logits the same bit for bit on {same} of {len(uris)}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -129,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads (leaderboard.eval leaves torch's default, the machine's cores)")
     parser.add_argument("--run", type=Path, default=RUN, help="the trained run (agents/gnn) that acts")
-    parser.add_argument("--acting", type=int, default=6,
+    parser.add_argument("--acting", type=int, default=12,
                         help="test benchmarks (seeded sample) the run acts on, with and without its logits cache "
                         "(0: skip)")
     parser.add_argument("--quick", action="store_true",
@@ -176,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
             uris = [min(sizes, key=sizes.__getitem__)]
         heading(f"Acting: {args.run}, 20 steps on {len(uris)} test benchmarks "
                 f"({sum(sizes[u] for u in uris) / len(uris):,.0f} ops on average), store off, "
-                f"{torch.get_num_threads()} torch threads")
+                f"torch threads: {torch.get_num_threads()}")
         runs = {cached: act(args.run, uris, cached) for cached in (False, True)}
         for cached, (seconds, network, calls, _) in runs.items():
             print(f"ACTING {'per-graph logits' if cached else 'network every choice'}: "
@@ -185,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ACTING RATIO network every choice / per-graph logits: {runs[False][0] / runs[True][0]:.2f}x time, "
               f"{runs[False][1] / runs[True][1]:.2f}x network time, {runs[False][2] / runs[True][2]:.2f}x forward passes")
         print(f"ACTING same commandlines: {runs[False][3] == runs[True][3]}")
+        threads_side_by_side(args.run, uris, os.cpu_count() or 1)
     return 0
 
 

@@ -156,6 +156,20 @@ def test_train_tiny_budget_resume_and_act(tmp_path, small_env, monkeypatch, grap
         assert env.actions == []
     with pytest.raises(ValueError, match="expected allow_stop a bool"):
         GnnPolicy(run, allow_stop="no")  # type: ignore[arg-type]
+    for threads in (-1, True, 1.5):
+        with pytest.raises(ValueError, match="expected threads an int >= 0"):
+            GnnPolicy(run, threads=threads)  # type: ignore[arg-type]
+    before = torch.get_num_threads()
+    try:  # acting sets torch's threads (1 by default; 0 leaves them)
+        torch.set_num_threads(2)
+        env.reset()
+        GnnPolicy(run, threads=0)(env)
+        assert torch.get_num_threads() == 2
+        env.reset()
+        GnnPolicy(run)(env)
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)
     check_acting_steps(monkeypatch, GnnPolicy, run, env, run_length=3)
 
     # the network runs once a graph: a step that changed nothing leaves the graph, and its logits, as they were

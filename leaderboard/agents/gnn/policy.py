@@ -27,7 +27,7 @@ which have none); the best state on the trajectory (fewest ops) is
 kept by resetting and replaying the best prefix (cached in the service, so
 cheap). The network runs once a graph: after a step that changed nothing it
 reuses the logits of the graph it last saw (the same choices, fewer forward
-passes).
+passes); it runs on ``threads`` torch threads (1 by default, as training).
 """
 from __future__ import annotations
 
@@ -69,6 +69,10 @@ class GnnPolicy:
     #: False masks the stop action: it acts every step (keep-best acting, so more steps never
     #: raise the op count), stopping only when no pass is left to try.
     allow_stop: bool = True
+    #: torch threads while acting (1, as training's ``--threads``; 0 leaves torch's default, the
+    #: machine's cores): beside other jobs, more threads than free cores slow the network several
+    #: times over, and the logits do not depend on it (``benchmarks/measure_gnn.py``).
+    threads: int = 1
     #: The last graph's digest and the network's logits for it: a step that changed nothing
     #: leaves the graph as it was, and the network is a function of the graph, so it runs once
     #: a graph (most acting steps change nothing: ``benchmarks/measure_gnn.py`` counts them).
@@ -80,6 +84,8 @@ class GnnPolicy:
         self.steps = acting_steps(self.episode_length, int(self.args["episode_length"]))
         if not isinstance(self.allow_stop, bool):
             raise ValueError(f"expected allow_stop a bool, got {self.allow_stop!r}")
+        if not isinstance(self.threads, int) or isinstance(self.threads, bool) or self.threads < 0:
+            raise ValueError(f"expected threads an int >= 0 (0: torch's default), got {self.threads!r}")
         weights = Path(self.checkpoint) if self.checkpoint else self.run / "model.pt"
         if not weights.is_absolute() and not weights.exists():
             weights = self.run / weights
@@ -111,6 +117,8 @@ class GnnPolicy:
     def __call__(self, env: CompilerEnv) -> None:
         known = self.args.get("mask", "known") == "known"
         self._last = None
+        if self.threads:
+            torch.set_num_threads(self.threads)
 
         def choose(futile: set[int]) -> int | None:
             mask = action_mask(env.observation["PassOutcomes"] if known else np.zeros(STOP))
