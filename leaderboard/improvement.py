@@ -158,6 +158,10 @@ def improvement_table(labels: tuple[str, str], scores: dict[str, tuple[list[floa
             f"| {column} | {value:.2f}{interval} | {_p(permutation_p(x, y))} | {statistics.median(x):.3f}x ({len(x)}) "
             f"| {statistics.median(y):.3f}x ({len(y)}) |"
         )
+    for n_a, n_b in sorted({(len(x), len(y)) for x, y in scores.values()}):
+        if math.comb(n_a + n_b, n_a) > _EXACT:  # say which p-values are estimates, and of what
+            lines += ["", f"p with {n_a} and {n_b} seeds: estimated from {_DRAWS:,} seeded random relabellings of the "
+                      f"{math.comb(n_a + n_b, n_a):,} (every one is enumerated up to {_EXACT:,})"]
     return lines
 
 

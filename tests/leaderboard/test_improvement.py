@@ -12,6 +12,7 @@ from matplotlib.collections import PathCollection
 
 from leaderboard import improvement
 from leaderboard.improvement import (
+    improvement_table,
     main,
     permutation_p,
     probability_of_improvement,
@@ -20,7 +21,7 @@ from leaderboard.improvement import (
 )
 from tests.leaderboard.results_files import GPT2, RESNET, write_results
 
-#: The comparison the GNN README reports: the GNN trained in episodes of 5 against the MLP PPO, 7 seeds each.
+#: The comparison the GNN README reports: the GNN trained in episodes of 5 against the MLP PPO, at every seed run.
 GNN_ROW = "GNN PPO, GPT-2, episodes of 5, store off, more seeds"
 MLP_ROW = "MLP PPO, GPT-2, more seeds"
 
@@ -108,6 +109,15 @@ def test_permutation_p_estimate_is_never_zero(monkeypatch):
     assert permutation_p([2.0] * 15, [1.0] * 15) == 1 / 20_001
     with pytest.raises(ValueError, match="expected scores on both sides, got 0 and 1"):
         permutation_p([], [1.0])
+
+
+def test_the_table_says_which_p_values_are_estimates():
+    few = {"test split": ([1.03, 1.04, 1.05], [1.01, 1.02, 1.03])}
+    many = {"test split": ([1.03 + i / 1000 for i in range(11)], [1.02 + i / 1000 for i in range(11)])}
+    assert not any("estimated" in line for line in improvement_table(("A", "B"), few))  # C(6, 3) = 20: exact
+    note = improvement_table(("A", "B"), many)[-1]
+    assert note == ("p with 11 and 11 seeds: estimated from 20,000 seeded random relabellings of the 705,432 "
+                    "(every one is enumerated up to 200,000)")
 
 
 def test_the_seed_figure_draws_each_rows_seeds_and_interval():
