@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-nodes", type=int, default=2000, help="the truncation measured beside the full graph")
     parser.add_argument("--repeats", type=int, default=3, help="timed repetitions (the median is printed)")
     parser.add_argument("--threads", type=int, default=1,
-                        help="torch threads (leaderboard.eval leaves torch's default, the machine's cores)")
+                        help="torch threads, of the network and of the acting policy (GnnPolicy's threads, 1 by default)")
     parser.add_argument("--run", type=Path, default=RUN, help="the trained run (agents/gnn) that acts")
     parser.add_argument("--acting", type=int, default=12,
                         help="test benchmarks (seeded sample) the run acts on, with and without its logits cache "
@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.quick:
             uris = [min(sizes, key=sizes.__getitem__)]
         heading(f"Acting: {args.run}, 20 steps on {len(uris)} test benchmarks "
-                f"({sum(sizes[u] for u in uris) / len(uris):,.0f} ops on average), store off, "
+                f"({sum(sizes[u] for u in uris) / len(uris):,.0f} ops on average), store {os.environ['XLA_GYM_STORE']}, "
                 f"torch threads: {torch.get_num_threads()}")
         runs = {cached: act(args.run, uris, cached) for cached in (False, True)}
         for cached, (seconds, network, calls, _) in runs.items():

@@ -101,6 +101,11 @@ def _midranks(pooled: Sequence[float]) -> list[float]:
     return ranks
 
 
+def _enumerable(n_a: int, n_b: int) -> bool:
+    """Whether :func:`permutation_p` enumerates every relabelling of ``n_a`` + ``n_b`` seeds."""
+    return math.comb(n_a + n_b, n_a) <= _EXACT
+
+
 def permutation_p(a: Sequence[float], b: Sequence[float], seed: int = 0) -> float:
     """One-sided p-value of :func:`probability_of_improvement` under random relabelling of the pooled
     seeds: the share of relabellings whose A scores at least as high (exact up to ``_EXACT`` of them)."""
@@ -110,7 +115,7 @@ def permutation_p(a: Sequence[float], b: Sequence[float], seed: int = 0) -> floa
     ranks = _midranks([*a, *b])
     # P(A > B) + P(A = B) / 2 is (rank sum of A - n_a (n_a + 1) / 2) / (n_a n_b): compare rank sums
     observed = sum(ranks[:n_a]) - 1e-9
-    if math.comb(n_a + n_b, n_a) <= _EXACT:
+    if _enumerable(n_a, n_b):
         sums = [sum(ranks[i] for i in chosen) for chosen in itertools.combinations(range(n_a + n_b), n_a)]
         return sum(1 for total in sums if total >= observed) / len(sums)
     rng = random.Random(seed)
@@ -159,7 +164,7 @@ def improvement_table(labels: tuple[str, str], scores: dict[str, tuple[list[floa
             f"| {statistics.median(y):.3f}x ({len(y)}) |"
         )
     for n_a, n_b in sorted({(len(x), len(y)) for x, y in scores.values()}):
-        if math.comb(n_a + n_b, n_a) > _EXACT:  # say which p-values are estimates, and of what
+        if not _enumerable(n_a, n_b):  # say which p-values are estimates, and of what
             lines += ["", f"p with {n_a} and {n_b} seeds: estimated from {_DRAWS:,} seeded random relabellings of the "
                       f"{math.comb(n_a + n_b, n_a):,} (every one is enumerated up to {_EXACT:,})"]
     return lines

@@ -160,14 +160,17 @@ def test_train_tiny_budget_resume_and_act(tmp_path, small_env, monkeypatch, grap
         with pytest.raises(ValueError, match="expected threads an int >= 0"):
             GnnPolicy(run, threads=threads)  # type: ignore[arg-type]
     before = torch.get_num_threads()
-    try:  # acting sets torch's threads (1 by default; 0 leaves them)
+    try:  # the network runs on the policy's threads (1 by default; 0 leaves the caller's), then the caller's are back
         torch.set_num_threads(2)
-        env.reset()
-        GnnPolicy(run, threads=0)(env)
-        assert torch.get_num_threads() == 2
-        env.reset()
-        GnnPolicy(run)(env)
-        assert torch.get_num_threads() == 1
+        for threads, expected in ((0, 2), (1, 1)):
+            acting, seen = GnnPolicy(run, threads=threads), []
+            network = acting.model.forward
+            acting.model.forward = (  # type: ignore[method-assign]
+                lambda graphs, seen=seen, network=network: seen.append(torch.get_num_threads()) or network(graphs)
+            )
+            env.reset()
+            acting(env)
+            assert seen and set(seen) == {expected} and torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
     check_acting_steps(monkeypatch, GnnPolicy, run, env, run_length=3)
@@ -177,8 +180,10 @@ def test_train_tiny_budget_resume_and_act(tmp_path, small_env, monkeypatch, grap
     forward = counted.model.forward
     counted.model.forward = lambda graphs: calls.append(graphs.num_nodes) or forward(graphs)  # type: ignore[method-assign]
     first = counted.logits(graphs[0])
+    first[:] = 0  # a copy: the kept logits stay as they were
+    first = counted.logits(graphs[0])
     np.testing.assert_array_equal(counted.logits(graphs[0]), first)
-    assert len(calls) == 1
+    assert len(calls) == 1 and first.any()
     second = counted.logits(graphs[1])
     assert len(calls) == 2 and not np.array_equal(first, second)
     np.testing.assert_array_equal(counted.logits(graphs[0]), first)

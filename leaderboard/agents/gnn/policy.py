@@ -27,7 +27,8 @@ which have none); the best state on the trajectory (fewest ops) is
 kept by resetting and replaying the best prefix (cached in the service, so
 cheap). The network runs once a graph: after a step that changed nothing it
 reuses the logits of the graph it last saw (the same choices, fewer forward
-passes); it runs on ``threads`` torch threads (1 by default, as training).
+passes); it runs on ``threads`` torch threads (1 by default, as training),
+and gives the caller's back when it is done.
 """
 from __future__ import annotations
 
@@ -70,8 +71,9 @@ class GnnPolicy:
     #: raise the op count), stopping only when no pass is left to try.
     allow_stop: bool = True
     #: torch threads while acting (1, as training's ``--threads``; 0 leaves torch's default, the
-    #: machine's cores): beside other jobs, more threads than free cores slow the network several
-    #: times over, and the logits do not depend on it (``benchmarks/measure_gnn.py``).
+    #: machine's cores), the caller's restored after: beside other jobs, more threads than free
+    #: cores slow the network several times over, and the logits do not depend on it
+    #: (``benchmarks/measure_gnn.py``). One policy acts in one thread of Python at a time.
     threads: int = 1
     #: The last graph's digest and the network's logits for it: a step that changed nothing
     #: leaves the graph as it was, and the network is a function of the graph, so it runs once
@@ -107,7 +109,7 @@ class GnnPolicy:
             with torch.no_grad():
                 logits, _ = self.model(batch([to_data(graph, int(self.args.get("max_nodes", 0)))]))
             self._last = (key, logits[0].numpy())
-        return self._last[1]
+        return self._last[1].copy()  # the kept logits stay as the network gave them
 
     def preferences(self, graph: GraphArrays, mask: np.ndarray) -> list[int]:
         """The allowed actions, most preferred first."""
@@ -117,8 +119,7 @@ class GnnPolicy:
     def __call__(self, env: CompilerEnv) -> None:
         known = self.args.get("mask", "known") == "known"
         self._last = None
-        if self.threads:
-            torch.set_num_threads(self.threads)
+        threads = torch.get_num_threads()
 
         def choose(futile: set[int]) -> int | None:
             mask = action_mask(env.observation["PassOutcomes"] if known else np.zeros(STOP))
@@ -130,7 +131,11 @@ class GnnPolicy:
             action = self.preferences(unpack(env.observation["HloGraphArrays"]), mask)[0]
             return None if action == STOP else action
 
-        act_keep_best(env, choose, self.steps)
+        torch.set_num_threads(self.threads or threads)
+        try:
+            act_keep_best(env, choose, self.steps)
+        finally:  # the caller's threads again
+            torch.set_num_threads(threads)
 
 
 def from_env() -> GnnPolicy:
