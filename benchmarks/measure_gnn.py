@@ -18,7 +18,7 @@ the same commandlines. Last, the network on those benchmarks' first graphs at
 1 torch thread and at as many as the machine has cores, taken in turn: the
 time of each, and whether the logits are the same bit for bit.
 
-    .venv/bin/python benchmarks/measure_gnn.py            # six graphs, 12 benchmarks acted twice, ~12 min
+    .venv/bin/python benchmarks/measure_gnn.py            # six graphs, 12 benchmarks acted twice, ~7 min
     .venv/bin/python benchmarks/measure_gnn.py --quick    # the two smallest suites' largest, 1 acted, < 1 min
 """
 from __future__ import annotations

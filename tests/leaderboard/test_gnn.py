@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -102,6 +104,19 @@ def test_chunked_gradients_add_up_to_the_whole_minibatch(graphs):
         torch.testing.assert_close(whole, parts, rtol=1e-4, atol=1e-6)
 
 
+def _record_forward(policy: GnnPolicy, what: Callable[[Any], int]) -> list[int]:
+    """``what(graphs)`` of every forward pass the policy's network makes from now on, in order."""
+    seen: list[int] = []
+    forward = policy.model.forward
+
+    def recording(graphs: Any) -> Any:
+        seen.append(what(graphs))
+        return forward(graphs)
+
+    policy.model.forward = recording  # type: ignore[method-assign]
+    return seen
+
+
 def test_train_tiny_budget_resume_and_act(tmp_path, small_env, monkeypatch, graphs):
     flags = [
         "--total-timesteps=8", "--num-steps=4", "--n-envs=1", "--episode-length=3", "--num-minibatches=2",
@@ -163,11 +178,8 @@ def test_train_tiny_budget_resume_and_act(tmp_path, small_env, monkeypatch, grap
     try:  # the network runs on the policy's threads (1 by default; 0 leaves the caller's), then the caller's are back
         torch.set_num_threads(2)
         for threads, expected in ((0, 2), (1, 1)):
-            acting, seen = GnnPolicy(run, threads=threads), []
-            network = acting.model.forward
-            acting.model.forward = (  # type: ignore[method-assign]
-                lambda graphs, seen=seen, network=network: seen.append(torch.get_num_threads()) or network(graphs)
-            )
+            acting = GnnPolicy(run, threads=threads)
+            seen = _record_forward(acting, lambda graphs: torch.get_num_threads())
             env.reset()
             acting(env)
             assert seen and set(seen) == {expected} and torch.get_num_threads() == 2
@@ -176,9 +188,8 @@ def test_train_tiny_budget_resume_and_act(tmp_path, small_env, monkeypatch, grap
     check_acting_steps(monkeypatch, GnnPolicy, run, env, run_length=3)
 
     # the network runs once a graph: a step that changed nothing leaves the graph, and its logits, as they were
-    counted, calls = GnnPolicy(run), []
-    forward = counted.model.forward
-    counted.model.forward = lambda graphs: calls.append(graphs.num_nodes) or forward(graphs)  # type: ignore[method-assign]
+    counted = GnnPolicy(run)
+    calls = _record_forward(counted, lambda graphs: graphs.num_nodes)
     first = counted.logits(graphs[0])
     first[:] = 0  # a copy: the kept logits stay as they were
     first = counted.logits(graphs[0])
