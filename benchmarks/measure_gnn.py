@@ -93,12 +93,7 @@ def act(run: Path, uris: list[str], cached: bool) -> tuple[float, float, int, li
 
     from leaderboard.agents.gnn.policy import GnnPolicy
 
-    class Uncached(GnnPolicy):
-        def logits(self, graph):  # noqa: ANN001, ANN202
-            self._last = None  # forget the last graph: the network runs on every choice
-            return super().logits(graph)
-
-    policy = (GnnPolicy if cached else Uncached)(run=run, episode_length=20, threads=torch.get_num_threads())
+    policy = GnnPolicy(run=run, episode_length=20, threads=torch.get_num_threads(), reuse_logits=cached)
     forward, calls, network = policy.model.forward, [0], [0.0]
 
     def counted(graphs):  # noqa: ANN001, ANN202

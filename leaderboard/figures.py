@@ -323,17 +323,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def save_figure(figure: plt.Figure, path: str | Path) -> None:
-    """Write ``figure`` as the leaderboard's commands' PNGs are (100 dpi, no software stamp, so the same
-    figure gives the same bytes) and close it."""
-    figure.savefig(path, dpi=100, metadata={"Software": None})
+def save_figure(figure: plt.Figure, path: str | Path, dpi: int = 100) -> None:
+    """Write ``figure`` as the leaderboard's commands' PNGs are (no software stamp, so the same figure
+    gives the same bytes) and close it."""
+    figure.savefig(path, dpi=dpi, metadata={"Software": None})
     plt.close(figure)
 
 
 def _save(figure: plt.Figure, path: Path) -> None:
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
-    plt.close(figure)
+    save_figure(figure, path, dpi=120)
     print(path, file=sys.stderr)
 
 

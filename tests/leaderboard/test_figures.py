@@ -24,11 +24,15 @@ def test_figures_from_results_and_runs(tmp_path):
     (run / "monitor-1.monitor.csv").write_text('#{"t_start": 0}\nr,l,t\n-0.1,20,1.5\n')
     ppo = _results(tmp_path / "ppo.csv", [(GPT2, 1.1), (RESNET, 0.9)])
     shaped = _results(tmp_path / "shaped.csv", [(GPT2, 1.3), (RESNET, 1.0)])
-    out = tmp_path / "figures"
-    assert main(["--results", f"PPO={ppo}", "--results", f"PPO + shaping={shaped}", "--runs", str(run), "--out", str(out)]) == 0
+    flags = ["--results", f"PPO={ppo}", "--results", f"PPO + shaping={shaped}", "--runs", str(run)]
+    out, again = tmp_path / "figures", tmp_path / "again"
+    assert main([*flags, "--out", str(out)]) == 0
+    assert main([*flags, "--out", str(again)]) == 0
     for name in ("algorithms", "ppo_enhancements", "per_benchmark", "training"):
-        png = out / f"{name}.png"
-        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", name
+        png = (out / f"{name}.png").read_bytes()
+        assert png[:8] == b"\x89PNG\r\n\x1a\n", name
+        assert png == (again / f"{name}.png").read_bytes(), f"{name}: the same figure, other bytes"  # no stamp
+        assert b"Software" not in png, name
 
 
 def test_results_must_be_labelled(tmp_path, capsys):

@@ -169,8 +169,9 @@ def test_train_tiny_budget_resume_and_act(tmp_path, small_env, monkeypatch, grap
         env.reset()
         eager(env)
         assert env.actions == []
-    with pytest.raises(ValueError, match="expected allow_stop a bool"):
-        GnnPolicy(run, allow_stop="no")  # type: ignore[arg-type]
+    for flag in ("allow_stop", "reuse_logits"):
+        with pytest.raises(ValueError, match=f"expected {flag} a bool"):
+            GnnPolicy(run, **{flag: "no"})  # type: ignore[arg-type]
     for threads in (-1, True, 1.5):
         with pytest.raises(ValueError, match="expected threads an int >= 0"):
             GnnPolicy(run, threads=threads)  # type: ignore[arg-type]
@@ -205,6 +206,12 @@ def test_train_tiny_budget_resume_and_act(tmp_path, small_env, monkeypatch, grap
     env.reset()
     counted(env)  # an episode starts afresh (weights may have changed): the start graph runs again
     assert calls and calls[0] == len(graphs[0].node_features)
+    actions = env.actions
+    again = GnnPolicy(run, reuse_logits=False)  # the network on every choice: more passes, the same choices
+    every = _record_forward(again, lambda graphs: graphs.num_nodes)
+    env.reset()
+    again(env)
+    assert env.actions == actions and len(every) > len(calls)
 
     monkeypatch.setenv("XLA_GYM_GNN_RUN", str(run))
     assert isinstance(from_env(), GnnPolicy)

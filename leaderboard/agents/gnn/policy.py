@@ -75,6 +75,9 @@ class GnnPolicy:
     #: cores slow the network several times over, and the logits do not depend on it
     #: (``benchmarks/measure_gnn.py``). One policy acts in one thread of Python at a time.
     threads: int = 1
+    #: False runs the network on every choice, even on a graph it has just seen (the same choices,
+    #: slower: ``benchmarks/measure_gnn.py`` times both).
+    reuse_logits: bool = True
     #: The last graph's digest and the network's logits for it: a step that changed nothing
     #: leaves the graph as it was, and the network is a function of the graph, so it runs once
     #: a graph (most acting steps change nothing: ``benchmarks/measure_gnn.py`` counts them).
@@ -84,8 +87,9 @@ class GnnPolicy:
         self.run = Path(self.run)
         self.args = json.loads((self.run / "args.json").read_text())["args"]
         self.steps = acting_steps(self.episode_length, int(self.args["episode_length"]))
-        if not isinstance(self.allow_stop, bool):
-            raise ValueError(f"expected allow_stop a bool, got {self.allow_stop!r}")
+        for flag in ("allow_stop", "reuse_logits"):
+            if not isinstance(getattr(self, flag), bool):
+                raise ValueError(f"expected {flag} a bool, got {getattr(self, flag)!r}")
         if not isinstance(self.threads, int) or isinstance(self.threads, bool) or self.threads < 0:
             raise ValueError(f"expected threads an int >= 0 (0: torch's default), got {self.threads!r}")
         weights = Path(self.checkpoint) if self.checkpoint else self.run / "model.pt"
@@ -105,7 +109,7 @@ class GnnPolicy:
             digest.update(str((array.dtype, array.shape)).encode())
             digest.update(np.ascontiguousarray(array).tobytes())
         key = digest.digest()
-        if self._last is None or self._last[0] != key:
+        if self._last is None or self._last[0] != key or not self.reuse_logits:
             with torch.no_grad():
                 logits, _ = self.model(batch([to_data(graph, int(self.args.get("max_nodes", 0)))]))
             self._last = (key, logits[0].numpy())
