@@ -206,8 +206,8 @@ def test_train_tiny_budget_resume_and_act(tmp_path, small_env, monkeypatch, grap
     env.reset()
     counted(env)  # an episode starts afresh (weights may have changed): the start graph runs again
     assert calls and calls[0] == len(graphs[0].node_features)
-    actions = env.actions
-    again = GnnPolicy(run, reuse_logits=False)  # the network on every choice: more passes, the same choices
+    actions = list(env.actions)
+    again = GnnPolicy(run, reuse_logits=False)  # the network on every choice: more forward passes, the same choices
     every = _record_forward(again, lambda graphs: graphs.num_nodes)
     env.reset()
     again(env)
