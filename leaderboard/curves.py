@@ -30,7 +30,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from leaderboard.figures import COLORS, reward_space_of, rolling_returns
+from leaderboard.figures import COLORS, reward_space_of, rolling_returns, save_figure
 from leaderboard.seeds import across_seeds
 
 __all__ = ["curve", "main"]
@@ -117,8 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ax.set_title(args.title if len(panels) == 1 else f"{args.title}: {space}", fontsize=10)
         ax.legend(fontsize=7)
     figure.tight_layout()
-    figure.savefig(args.out, dpi=120)
-    plt.close(figure)
+    save_figure(figure, args.out, dpi=120)
     print(args.out, file=sys.stderr)
     return 0
 

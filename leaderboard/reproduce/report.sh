@@ -43,7 +43,7 @@ stage_figures() {
         "GNN PPO=$AGENTS/gnn/runs/budget/gnn-gpt2-seed*" \
         --title "PPO, PPO + shaping and the GNN at 20,000 env steps (mean across seeds, 95% CI)"
     $PY -m leaderboard.curves --out leaderboard/figures/generalize_training.png \
-        "GPT-2=$RUNS/ppo-OpCount-seed*" "six families=$RUNS/generalize/six/*" \
+        "GPT-2=$RUNS/ppo-OpCount-seed[0-2]" "six families=$RUNS/generalize/six/*" \
         "generator=$RUNS/generalize/generator/*" "six families + generator=$RUNS/generalize/mixed/*" \
         --title "PPO training by training set (mean across seeds, 95% CI)"
 }
