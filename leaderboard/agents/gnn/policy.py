@@ -60,6 +60,15 @@ def action_mask(outcomes: Any) -> np.ndarray:
     return np.concatenate([(known != 2) & (known != 3), [True]]).astype(np.int8)
 
 
+def _digest(graph: GraphArrays) -> bytes:
+    """A digest of the graph's arrays (dtype, shape and bytes): equal graphs, equal digests."""
+    digest = hashlib.blake2b(digest_size=16)
+    for array in (graph.node_features, graph.edge_index, graph.edge_type, graph.edge_position):
+        digest.update(str((array.dtype, array.shape)).encode())
+        digest.update(np.ascontiguousarray(array).tobytes())
+    return digest.digest()
+
+
 @dataclass
 class GnnPolicy:
     run: str | Path
@@ -104,11 +113,7 @@ class GnnPolicy:
 
     def logits(self, graph: GraphArrays) -> np.ndarray:
         """The network's action logits for ``graph`` (kept for the last graph seen)."""
-        digest = hashlib.blake2b(digest_size=16)
-        for array in (graph.node_features, graph.edge_index, graph.edge_type, graph.edge_position):
-            digest.update(str((array.dtype, array.shape)).encode())
-            digest.update(np.ascontiguousarray(array).tobytes())
-        key = digest.digest()
+        key = _digest(graph) if self.reuse_logits else b""
         if self._last is None or self._last[0] != key or not self.reuse_logits:
             with torch.no_grad():
                 logits, _ = self.model(batch([to_data(graph, int(self.args.get("max_nodes", 0)))]))
