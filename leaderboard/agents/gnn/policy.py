@@ -87,9 +87,10 @@ class GnnPolicy:
     #: False runs the network on every choice, even on a graph it has just seen (the same choices,
     #: slower: ``benchmarks/measure_gnn.py`` times both).
     reuse_logits: bool = True
-    #: The last graph's digest and the network's logits for it: a step that changed nothing
-    #: leaves the graph as it was, and the network is a function of the graph, so it runs once
-    #: a graph (most acting steps change nothing: ``benchmarks/measure_gnn.py`` counts them).
+    #: The last graph's digest (``b""`` when logits are not reused) and the network's logits
+    #: for it: a step that changed nothing leaves the graph as it was, and the network is a
+    #: function of the graph, so it runs once a graph (most acting steps change nothing:
+    #: ``benchmarks/measure_gnn.py`` counts them).
     _last: tuple[bytes, np.ndarray] | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
