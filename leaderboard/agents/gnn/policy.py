@@ -115,7 +115,7 @@ class GnnPolicy:
     def logits(self, graph: GraphArrays) -> np.ndarray:
         """The network's action logits for ``graph`` (kept for the last graph seen)."""
         key = _digest(graph) if self.reuse_logits else b""
-        if self._last is None or self._last[0] != key or not self.reuse_logits:
+        if not self.reuse_logits or self._last is None or self._last[0] != key:
             with torch.no_grad():
                 logits, _ = self.model(batch([to_data(graph, int(self.args.get("max_nodes", 0)))]))
             self._last = (key, logits[0].numpy())
