@@ -21,7 +21,7 @@
 #   bash leaderboard/reproduce.sh gnn_lr     # graph agent on GPT-2 with learning rate 1e-3 (4x), 3 seeds, full test split
 #   bash leaderboard/reproduce.sh gnn_store_off  # the GNN's GPT-2 (4,000, 20,000 steps) and six-family runs on the test split, store off
 #   bash leaderboard/reproduce.sh gnn_episodes5  # the GNN on GPT-2 trained in episodes of 5 passes: validation (also with stop masked), then test (store off); the MLP PPO so (seeds 0-2, test too)
-#   bash leaderboard/reproduce.sh gnn_seeds  # gnn_episodes5's GNN and the MLP PPO at more seeds (SEEDS, default 3-14), test + held-out
+#   bash leaderboard/reproduce.sh gnn_seeds  # gnn_episodes5's GNN and the MLP PPO at more seeds (SEEDS, default 3-16), test + held-out
 #   bash leaderboard/reproduce.sh gnn_six_episodes5  # gnn_episodes5's recipe on the six train splits: validation split only (store off)
 #   bash leaderboard/reproduce.sh world_model  # world model + controller: 3 seeds (GPT-2 train split), full test split
 #   bash leaderboard/reproduce.sh world_model_plans  # its planners compared on the validation split (750-step models: GPT-2, six splits)

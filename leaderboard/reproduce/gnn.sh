@@ -110,12 +110,12 @@ stage_gnn_episodes5() {  # the graph agent on GPT-2 trained in episodes of 5 pas
 }
 
 stage_gnn_seeds() {  # more seeds for the comparison the goal asks for: gnn_episodes5's GNN (GPT-2, episodes of 5, store
-    # off in evaluations) and the MLP PPO (GPT-2, the generalize stage's flags) at the seeds in SEEDS (default 3-14;
+    # off in evaluations) and the MLP PPO (GPT-2, the generalize stage's flags) at the seeds in SEEDS (default 3-16;
     # seeds 0-2 are gnn_episodes5's and generalize's), on the full test split and the held-out families. The new results go to
     # results/seeds/ folders, which the seeds preset's rows "..., more seeds" add to seeds 0-2. A trained run is kept; each
     # evaluation runs whole again (as gnn_episodes5's), so run it for new seeds only.
     GNN=$AGENTS/gnn
-    for seed in ${SEEDS:-$(seq 3 14)}; do
+    for seed in ${SEEDS:-$(seq 3 16)}; do
         run=$GNN/runs/episodes5/gnn-gpt2-seed$seed
         train_episodes5 "$run" xla-gpt2-v0:train $seed
         mlp=$RUNS/ppo-OpCount-seed$seed
