@@ -162,4 +162,6 @@ class RuntimeReward(Reward):
 
 def default_rewards() -> list[Reward]:
     """Every reward space of xla-v0."""
-    return [OpCountReward(), OpCountNormReward(), OpCountShapedReward(), RuntimeReward()]
+    from xla_service.env.backend_rewards import backend_rewards
+
+    return [OpCountReward(), OpCountNormReward(), OpCountShapedReward(), RuntimeReward(), *backend_rewards()]

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from xla_service.catalog.backend import BACKEND_KEYS
 from xla_service.catalog.opcodes import OPCODES
 from xla_service.catalog.schema import COST_KEYS
 from xla_service.env.graph import NODE_FEATURES, unpack
@@ -87,6 +88,10 @@ _TABLE: dict[str, Callable[[], Converter]] = {
         lambda value: np.frombuffer(np.asarray(value).tobytes(), dtype=np.uint8).astype(np.int64),
     ),
     **{name: partial(_runtime, name) for name in ("Runtime", "RuntimeInitial", "RuntimeDefault")},
+    **{
+        name: partial(Converter, _box(len(BACKEND_KEYS), np.float64, np.inf), name, _vector(np.float64))
+        for name in (f"BackendCost{m}{s}" for m in ("", "Agent") for s in ("", "Initial", "Default"))
+    },
     **{
         name: (lambda: Converter(
             spaces.Graph(

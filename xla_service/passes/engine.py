@@ -20,8 +20,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from xla_service.catalog.backend import BACKEND_SEMANTICS_VERSION
 from xla_service.catalog.generator import MAX_ATTEMPTS
 from xla_service.catalog.passes import PASS_NAMES, get_pass
+from xla_service.catalog.schema import RUNTIME_PIPELINES
 from xla_service.errors import (
     BenchmarkError,
     ExecutionError,
@@ -228,6 +230,21 @@ class Engine:
         return str(self.cache.get_or_compute(
             ("observation", state.digest, f"executable_digest:{pipeline}@{host_key()}"),
             lambda: self._call("executable_digest", state.text, pipeline, what="compiling for the executable digest"),
+        ))
+
+    def backend_cost(self, state: Analysis, pipeline: str = "full") -> tuple:
+        """``BackendCost`` of ``state`` (``catalog.backend.BACKEND_KEYS`` order): what XLA's CPU
+        pipeline (``schema.RUNTIME_PIPELINES``) makes of it, and the roofline estimate.
+        Cached per :func:`host_key` and the roofline's version.
+
+        Raises :class:`ExecutionError` if XLA cannot compile it for CPU.
+        """
+        if pipeline not in RUNTIME_PIPELINES:
+            raise ValueError(f"Expected a runtime pipeline in {list(RUNTIME_PIPELINES)}, got {pipeline!r}")
+        key = f"backend_cost:{pipeline}:v{BACKEND_SEMANTICS_VERSION}@{host_key()}"
+        return tuple(self.cache.get_or_compute(
+            ("observation", state.digest, key),
+            lambda: self._call("backend_cost", state.text, pipeline, what="compiling for the backend cost"),
         ))
 
     def runtime(self, state: Analysis, repetitions: int, seed: int, pipeline: str = "full") -> list:

@@ -31,12 +31,14 @@ from xla_service.passes.xla import parse
 
 __all__ = [
     "AGENT",
+    "AGENT_O0",
     "DEFAULT",
     "VALIDATION",
     "check_input_size",
     "compiled",
     "cost_analysis",
     "executable_digest",
+    "execute",
     "first_line",
     "hlo_graph",
     "hlo_proto",
@@ -55,16 +57,22 @@ _MAX_EXECUTABLES = 4
 #: instead of 2.3 s for a 3-layer GPT-2 training step; outputs within 2e-6).
 DEFAULT, VALIDATION = "default", "validation"
 #: The ``agent`` runtime pipeline (``schema.RUNTIME_PIPELINES``): XLA's CPU
-#: pipeline without its optimizing passes, which the agent's order stands for.
-AGENT = "agent"
+#: pipeline without its optimizing passes, which the agent's order stands for;
+#: ``AGENT_O0`` the same with LLVM at -O0.
+AGENT, AGENT_O0 = "agent", "agent-o0"
 _MODES = {"full": DEFAULT, "agent": AGENT}
+#: What ``backend.py`` compiles with: LLVM's optimization level changes the machine
+#: code, not the optimized HLO, its cost analysis or its buffers (checked by
+#: ``tests/passes/test_backend.py``), and -O0 compiles 2-3 times faster.
+_ANALYSIS_MODES = {"full": VALIDATION, "agent": AGENT_O0}
 
 
-def mode_of(pipeline: str) -> str:
-    """The compile mode of a ``schema.RUNTIME_PIPELINES`` name."""
+def mode_of(pipeline: str, analysis: bool = False) -> str:
+    """The compile mode of a ``schema.RUNTIME_PIPELINES`` name: to run the executable,
+    or (``analysis``) only to read what XLA made of the module."""
     if pipeline not in _MODES:
         raise ValueError(f"Expected a runtime pipeline in {list(_MODES)}, got {pipeline!r}")
-    return _MODES[pipeline]
+    return (_ANALYSIS_MODES if analysis else _MODES)[pipeline]
 
 
 def _client() -> Any:
@@ -126,10 +134,11 @@ def first_line(error: BaseException) -> str:
 
 def _options(mode: str) -> Any:
     options = jaxlib.xla_client.CompileOptions()
-    if mode == VALIDATION:
-        options.executable_build_options.debug_options.xla_backend_optimization_level = 0
-    elif mode == AGENT:
-        options.executable_build_options.debug_options.xla_disable_hlo_passes = ",".join(RUNTIME_OPTIMIZATIONS)
+    debug = options.executable_build_options.debug_options
+    if mode in (VALIDATION, AGENT_O0):
+        debug.xla_backend_optimization_level = 0
+    if mode in (AGENT, AGENT_O0):
+        debug.xla_disable_hlo_passes = ",".join(RUNTIME_OPTIMIZATIONS)
     return options
 
 
@@ -199,7 +208,7 @@ def make_inputs(computation: Any, seed: int) -> list[np.ndarray]:
     return inputs
 
 
-def _execute(executable: Any, inputs: list[np.ndarray]) -> tuple[list[Any], float]:
+def execute(executable: Any, inputs: list[np.ndarray]) -> tuple[list[Any], float]:
     """Run once on fresh device buffers (a module may donate its inputs); outputs, seconds."""
     device = _client().local_devices()[0]
     buffers = jax.block_until_ready([jax.device_put(a, device) for a in inputs])
@@ -216,7 +225,7 @@ def runtime(text: str, repetitions: int, seed: int, pipeline: str = "full") -> l
     """Seconds per execution, ``repetitions`` times, after ``RUNTIME_WARMUP`` unmeasured runs."""
     computation, executable = compiled(text, mode_of(pipeline))
     inputs = make_inputs(computation, seed)
-    times = [_execute(executable, inputs)[1] for _ in range(RUNTIME_WARMUP + repetitions)]
+    times = [execute(executable, inputs)[1] for _ in range(RUNTIME_WARMUP + repetitions)]
     return times[RUNTIME_WARMUP:]
 
 
@@ -231,4 +240,4 @@ def signature(computation: Any) -> list[str]:
 
 
 def outputs(executable: Any, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    return [np.asarray(o) for o in _execute(executable, inputs)[0]]
+    return [np.asarray(o) for o in execute(executable, inputs)[0]]

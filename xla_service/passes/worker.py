@@ -100,12 +100,14 @@ def _test_hooks() -> dict[str, Callable[..., Any]]:
 
 def _observe_handlers() -> dict[str, Callable[..., Any]]:
     from xla_service.passes import (  # imports jax: only here, in the worker
+        backend,
         hlo_graph,
         observe,
         validation,
     )
 
     return {
+        "backend_cost": backend.backend_cost,
         "cost_analysis": observe.cost_analysis,
         "executable_digest": observe.executable_digest,
         "hlo_graph": observe.hlo_graph,

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from xla_service.catalog.backend import BACKEND_KEYS
 from xla_service.catalog.opcodes import OPCODES
 from xla_service.catalog.passes import PASS_NAMES
 from xla_service.catalog.schema import COST_KEYS
@@ -158,6 +159,44 @@ def _executable(s: ObservedSession, state: Analysis) -> Event:
     return Event(string_value=s.engine.executable_digest(state, s.runtime_pipeline))
 
 
+def _backend(pipeline: str, which: str) -> Callable[[ObservedSession], Event]:
+    """``BackendCost`` of the session's ``which`` state (state, initial, default) under ``pipeline``."""
+    return lambda s: _doubles_event(s.engine.backend_cost(getattr(s, which), pipeline))
+
+
+def _backend_observations() -> tuple[Observation, ...]:
+    """``BackendCost`` (full pipeline) and ``BackendCostAgent``, each of the current
+    module, of the benchmark as loaded and of XLA's default pipeline's result."""
+    keys = ", ".join(f"`{k}`" for k in BACKEND_KEYS)
+    size = len(BACKEND_KEYS)
+    spaces = []
+    for pipeline, suffix in (("full", ""), ("agent", "Agent")):
+        name = f"BackendCost{suffix}"
+        spaces += [
+            Observation(
+                name,
+                f"float64 array ({size},): what XLA's CPU backend makes of the current module, "
+                f"compiled with the `{pipeline}` pipeline (as `xla.runtime.pipeline={pipeline}`): "
+                f"{keys} (`catalog.backend.BACKEND_KEYS`; below, \"Backend cost\"). Deterministic",
+                _doubles(size), _doubles_event([0.0] * size),
+                _backend(pipeline, "state"), platform_dependent=True,
+            ),
+            Observation(
+                f"{name}Initial", f"float64 array ({size},): `{name}` of the benchmark as loaded",
+                _doubles(size), _doubles_event([0.0] * size),
+                _backend(pipeline, "initial"), platform_dependent=True,
+            ),
+            Observation(
+                f"{name}Default",
+                f"float64 array ({size},): `{name}` of the module XLA's default pipeline makes of the "
+                "benchmark (the reference of the normalized backend rewards)",
+                _doubles(size), _doubles_event([0.0] * size),
+                _backend(pipeline, "default"), platform_dependent=True,
+            ),
+        ]
+    return tuple(spaces)
+
+
 _N, _C = len(OPCODES), len(COST_KEYS)
 
 OBSERVATIONS: tuple[Observation, ...] = (
@@ -264,6 +303,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         Space(string_value={}), Event(string_value=""),
         lambda s: _executable(s, s.default), platform_dependent=True,
     ),
+    *_backend_observations(),
     Observation(
         "PassOutcomes",
         f"int64 array ({len(PASS_NAMES)},): what each pass is known (from the cache or the "

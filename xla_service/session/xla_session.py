@@ -20,6 +20,7 @@ from xla_service.catalog.passes import PASS_NAMES
 from xla_service.catalog.schema import DEFAULT_RUNTIME_REPETITIONS, RUNTIME_PIPELINES
 from xla_service.errors import (
     BenchmarkError,
+    ExecutionError,
     PassCrashedError,
     PassTimeoutError,
     UnknownPassError,
@@ -116,6 +117,7 @@ class XlaSession(CompilationSession):
     ) -> None:
         super().__init__(working_directory, action_space, benchmark)
         self.engine = engine or shared_engine()
+        self.benchmark_uri = str(benchmark.uri)
         try:
             self.initial = self.engine.load(_benchmark_text(benchmark, self.engine))
         except XlaGymError as e:  # say which benchmark
@@ -173,7 +175,13 @@ class XlaSession(CompilationSession):
             return self.engine.apply(self.state, name)
 
     def get_observation(self, observation_space: ObservationSpace) -> Event:
-        return observations.get(observation_space.name).compute(self)
+        try:
+            return observations.get(observation_space.name).compute(self)
+        except ExecutionError as e:  # say which module and which observation
+            raise type(e)(
+                f"Benchmark {self.benchmark_uri!r}, observation {observation_space.name!r}: {e}",
+                transient=e.transient,
+            ) from None
 
     def handle_session_parameter(self, key: str, value: str) -> str | None:
         return handle_parameter(self, key, value)
