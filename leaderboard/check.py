@@ -19,9 +19,12 @@ from compiler_gym.compiler_env_state import CompilerEnvState
 __all__ = ["check_results"]
 
 
-def check_results(states: Sequence[CompilerEnvState], runtime: bool, jobs: int = 1) -> dict[int, tuple]:
+def check_results(
+    states: Sequence[CompilerEnvState], runtime: bool, jobs: int = 1, reward: str = "OpCount"
+) -> dict[int, tuple]:
     """Validate (and time) each state: index -> (valid, speedup); ``jobs`` envs (each its own
-    service) take every ``jobs``-th state side by side."""
+    service) take every ``jobs``-th state side by side. ``reward``: the reward space the
+    results' rewards were recorded in (validation replays and compares them)."""
     import compiler_gym
 
     if jobs < 1:
@@ -51,7 +54,7 @@ def check_results(states: Sequence[CompilerEnvState], runtime: bool, jobs: int =
     envs = []
     try:
         for _ in range(min(jobs, len(states))):
-            envs.append(compiler_gym.make("xla-v0"))
+            envs.append(compiler_gym.make("xla-v0", reward_space=reward))
         with ThreadPoolExecutor(len(envs)) as pool:
             parts = [pool.submit(check, env, range(k, len(states), len(envs))) for k, env in enumerate(envs)]
             for part in parts:

@@ -19,15 +19,15 @@ from compiler_gym.compiler_env_state import CompilerEnvState
 __all__ = ["run_on_ray"]
 
 
-def _evaluate(policy_spec: str, benchmark: str) -> dict[str, Any]:
+def _evaluate(policy_spec: str, benchmark: str, reward: str) -> dict[str, Any]:
     """A Ray task: one result, as a plain dict (what crosses the wire)."""
     import compiler_gym
 
-    from leaderboard.harness import REWARD_SPACE, load_policy, run_policy
+    from leaderboard.harness import load_policy, run_policy
 
     policy = load_policy(policy_spec)
-    with compiler_gym.make("xla-v0", reward_space=REWARD_SPACE) as env:
-        state = run_policy(policy, env, benchmark)
+    with compiler_gym.make("xla-v0", reward_space=reward) as env:
+        state = run_policy(policy, env, benchmark, reward)
     return state.dict()
 
 
@@ -36,6 +36,7 @@ def run_on_ray(
     benchmarks: Sequence[str],
     progress: Callable[[CompilerEnvState], None] = lambda s: None,
     address: str = "local",
+    reward: str = "OpCount",
 ) -> list[CompilerEnvState]:
     """The results of ``policy_spec`` on ``benchmarks``, computed by Ray tasks, in order."""
     import ray
@@ -50,7 +51,7 @@ def run_on_ray(
         )
     try:
         task = ray.remote(num_cpus=1, max_retries=1)(_evaluate)
-        pending = {task.remote(policy_spec, b): i for i, b in enumerate(benchmarks)}
+        pending = {task.remote(policy_spec, b, reward): i for i, b in enumerate(benchmarks)}
         results: dict[int, CompilerEnvState] = {}
         while pending:
             ready, _ = ray.wait(list(pending), num_returns=1)

@@ -30,8 +30,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.ray is not None:
         from leaderboard.distributed import run_on_ray
 
-        remote = functools.partial(run_on_ray, args.policy, address=args.ray)
+        remote = functools.partial(run_on_ray, args.policy, address=args.ray, reward=args.reward)
     eval_xla_opcount_policy(policy, forwarded, remote=remote)
+    if args.reward != "OpCount":
+        from leaderboard.backend_summary import main as backend_summary
+
+        return backend_summary([args.leaderboard_results, "--reward", args.reward])
     from leaderboard.summary import main as summary
 
     return summary([args.leaderboard_results])

@@ -6,9 +6,11 @@ the observation space, never the benchmark or the reward space. Results go
 to a CSV with CompilerGym's header (``benchmark,reward,walltime,commandline``)
 that ``python -m compiler_gym.bin.validate --env=xla-v0 results.csv`` replays
 and validates with no other flag: the reward is the episode's return in
-xla-v0's default reward space, ``OpCount`` (initial - final op count, under
-the op count rule of ``schema.OP_COUNT_RULE``). ``leaderboard.summary``
-computes the paper's metric from it and the manifests.
+the track's reward space (``--reward``): by default xla-v0's ``OpCount``
+(initial - final op count, under the op count rule of
+``schema.OP_COUNT_RULE``), whose metric ``leaderboard.summary`` computes from
+it and the manifests; a backend track's (e.g. ``EstimatedTimeAgentNorm``) is
+summarized by ``leaderboard.backend_summary``.
 """
 from __future__ import annotations
 
@@ -35,6 +37,7 @@ __all__ = ["Policy", "REWARD_SPACE", "Remote", "add_flags", "eval_xla_opcount_po
            "select_benchmarks"]
 
 Policy = Callable[[CompilerEnv], None]
+#: The op count track's reward space (the default ``--reward``).
 REWARD_SPACE = "OpCount"
 logger = logging.getLogger(__name__)
 
@@ -78,6 +81,14 @@ def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "default: every suite)",
     )
     parser.add_argument(
+        "--benchmark",
+        action="append",
+        default=None,
+        metavar="URI",
+        help="evaluate only these benchmarks (repeatable; each must belong to --split); overrides --sample "
+        "and --max_benchmarks",
+    )
+    parser.add_argument(
         "--split",
         default="test",
         choices=SPLITS,
@@ -102,6 +113,12 @@ def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "or the cluster at ADDRESS (e.g. auto, ray://head:10001); results as a serial run's",
     )
     parser.add_argument(
+        "--reward",
+        default=REWARD_SPACE,
+        help="the track's reward space, whose return each result records: OpCount (the op count "
+        "track) or a backend objective such as EstimatedTimeAgentNorm (docs/spaces.md)",
+    )
+    parser.add_argument(
         "--resume",
         action="store_true",
         help="read --leaderboard_results first and run only what it lacks",
@@ -123,6 +140,12 @@ def _shard(text: str) -> tuple[int, int]:
 
 def _benchmarks(args: argparse.Namespace) -> list[str]:
     uris = select_benchmarks(args.split, args.test_dataset, args.sample, args.sample_seed, args.max_benchmarks)
+    if args.benchmark:
+        every = set(select_benchmarks(args.split, args.test_dataset))
+        unknown = [u for u in args.benchmark if u not in every]
+        if unknown:
+            raise ValueError(f"Expected benchmarks of the {args.split!r} split, got {unknown}")
+        uris = sorted(set(args.benchmark))
     index, count = args.shard
     uris = uris[index::count]
     return [uri for uri in uris for _ in range(args.n)]
@@ -149,37 +172,42 @@ def sample_per_suite(uris: Sequence[str], n: int, seed: int) -> list[str]:
     return sorted(u for suite in sorted(by_suite) for u in rng.sample(by_suite[suite], min(n, len(by_suite[suite]))))
 
 
-def _progress(done: int, total: int, started: float, states: Sequence[CompilerEnvState]) -> None:
+def _progress(
+    done: int, total: int, started: float, states: Sequence[CompilerEnvState], reward: str = REWARD_SPACE
+) -> None:
     """One progress line: on a terminal it rewrites itself, in a log it is a line per result."""
     from leaderboard.metrics import MIN_BENCHMARKS
     from leaderboard.summary import op_counts
 
-    counts = op_counts()
-    reductions = [float(s.reward or 0.0) / max(counts[s.benchmark][0], 1) for s in states if s.benchmark in counts]
+    if reward == REWARD_SPACE:
+        counts = op_counts()
+        values = [float(s.reward or 0.0) / max(counts[s.benchmark][0], 1) for s in states if s.benchmark in counts]
+        what = "op-count reduction {:.1%} of the initial count"
+    else:
+        values = [float(s.reward or 0.0) for s in states]
+        what = f"{reward} return {{:.4g}}"
     elapsed = time.monotonic() - started
     eta = elapsed / done * (total - done) if done else 0.0
-    mean = sum(reductions) / len(reductions) if reductions else 0.0
-    small = f" (only {len(reductions)} benchmarks: not yet meaningful)" if len(reductions) < MIN_BENCHMARKS else ""
-    line = (
-        f"[{done}/{total}] {elapsed:6.0f}s elapsed, ~{eta:5.0f}s left, "
-        f"mean op-count reduction {mean:.1%} of the initial count{small}"
-    )
+    mean = sum(values) / len(values) if values else 0.0
+    small = f" (only {len(values)} benchmarks: not yet meaningful)" if len(values) < MIN_BENCHMARKS else ""
+    line = f"[{done}/{total}] {elapsed:6.0f}s elapsed, ~{eta:5.0f}s left, mean {what.format(mean)}{small}"
     if sys.stderr.isatty():
         print(f"\r{line}", end="", file=sys.stderr, flush=True)
     else:
         print(line, file=sys.stderr, flush=True)
 
 
-def run_policy(policy: Policy, env: CompilerEnv, benchmark: str) -> CompilerEnvState:
-    """One result: ``policy`` on ``env`` reset to ``benchmark``; its state, with the policy's walltime."""
+def run_policy(policy: Policy, env: CompilerEnv, benchmark: str, reward: str = REWARD_SPACE) -> CompilerEnvState:
+    """One result: ``policy`` on ``env`` (whose reward space is ``reward``) reset to ``benchmark``;
+    its state, with the policy's walltime."""
     env.reset(benchmark=benchmark)
     t0 = time.monotonic()
     policy(env)
     walltime = time.monotonic() - t0
     if str(env.benchmark) != benchmark:
         raise RuntimeError(f"The policy changed the benchmark to {env.benchmark}")
-    if env.reward_space is None or env.reward_space.name != REWARD_SPACE:
-        raise RuntimeError(f"The policy changed the reward space from {REWARD_SPACE}")
+    if env.reward_space is None or env.reward_space.name != reward:
+        raise RuntimeError(f"The policy changed the reward space from {reward}")
     state = env.state.model_copy()
     state.walltime = walltime
     return state
@@ -256,19 +284,19 @@ def eval_xla_opcount_policy(
 
         def report(state: CompilerEnvState) -> None:
             completed.append(state)
-            _progress(len(completed), len(todo), started, states + completed)
+            _progress(len(completed), len(todo), started, states + completed, args.reward)
 
         states += remote(todo, report)
         _write(results, states, header=True)
     else:
-        with compiler_gym.make("xla-v0", reward_space=REWARD_SPACE) as env, open(
+        with compiler_gym.make("xla-v0", reward_space=args.reward) as env, open(
             results, "a"
         ) as f, CompilerEnvStateWriter(f, header=header) as writer:
             for i, benchmark in enumerate(todo):
-                state = run_policy(policy, env, benchmark)
+                state = run_policy(policy, env, benchmark, args.reward)
                 writer.write_state(state, flush=True)
                 states.append(state)
-                _progress(i + 1, len(todo), started, states)
+                _progress(i + 1, len(todo), started, states, args.reward)
     if sys.stderr.isatty():
         print(file=sys.stderr)
     logging.getLogger("compiler_gym").removeHandler(handler)

@@ -1,9 +1,17 @@
-"""Helpers shared by the agents: op counts, trying a pass on a fork, acting with a learned policy."""
+"""Helpers shared by the agents: op counts, trying a pass on a fork, acting with a learned policy.
+
+Trying passes minimizes an :class:`~leaderboard.agents.objective.Objective`:
+by default the one behind the env's reward space (the op count, or a backend
+cost on a backend track).
+"""
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 
 from compiler_gym.envs import CompilerEnv
+
+from leaderboard.agents.objective import Objective, env_objective
 
 __all__ = ["act_keep_best", "acting_steps", "best_pass", "improving_passes", "op_count", "try_pass"]
 
@@ -12,27 +20,33 @@ def op_count(env: CompilerEnv) -> int:
     return int(env.observation["OpCount"])
 
 
-def try_pass(env: CompilerEnv, action: int) -> int | None:
-    """The op count after ``action``, found on a fork; None if XLA fails on it."""
+def try_pass(env: CompilerEnv, action: int, objective: Objective | None = None) -> float | None:
+    """The objective (default: the env's, e.g. the op count) after ``action``, found on a
+    fork; None if XLA fails on the pass or cannot compile its result."""
+    objective = objective or env_objective(env)
     fork = env.fork()
     try:
         fork.step(action)
-        return op_count(fork)
+        value = objective.value(fork)
+        return None if math.isinf(value) else (int(value) if objective.name == "OpCount" else value)
     except ValueError:  # XLA failed running this pass on this module
         return None
     finally:
         fork.close()
 
 
-def improving_passes(env: CompilerEnv, actions: Iterable[int], current: int) -> dict[int, int]:
-    """Action -> op count after it, for the ``actions`` that lower the op count below ``current``
+def improving_passes(
+    env: CompilerEnv, actions: Iterable[int], current: float, objective: Objective | None = None
+) -> dict[int, float]:
+    """Action -> objective after it, for the ``actions`` that lower it below ``current``
     (each tried on a fork)."""
-    counts = {a: try_pass(env, a) for a in actions}
-    return {a: c for a, c in counts.items() if c is not None and c < current}
+    objective = objective or env_objective(env)
+    values = {a: try_pass(env, a, objective) for a in actions}
+    return {a: v for a, v in values.items() if v is not None and v < current}
 
 
-def best_pass(improving: dict[int, int]) -> int:
-    """The action of ``improving`` with the fewest ops after it (ties: the lowest action)."""
+def best_pass(improving: dict[int, float]) -> int:
+    """The action of ``improving`` with the lowest objective after it (ties: the lowest action)."""
     return min(improving, key=lambda a: (improving[a], a))
 
 
@@ -50,12 +64,14 @@ def act_keep_best(env: CompilerEnv, choose: Callable[[set[int]], int | None], st
     nothing, or that XLA failed on, from the current state), or None to stop.
 
     Only passes that changed the module are kept, and ``env`` ends at the
-    trajectory's best state (fewest ops): reset and that prefix replayed
+    trajectory's best state (the lowest objective of the env's reward space:
+    fewest ops on the op count track): reset and that prefix replayed
     (cached in the service, so cheap).
     """
+    objective = env_objective(env)
     benchmark = env.benchmark
     actions: list[int] = []
-    best, best_count = 0, op_count(env)
+    best, best_count = 0, objective.value(env)
     futile: set[int] = set()
     for _ in range(steps):
         action = choose(futile)
@@ -71,7 +87,7 @@ def act_keep_best(env: CompilerEnv, choose: Callable[[set[int]], int | None], st
             continue
         actions.append(action)
         futile.clear()
-        count = op_count(env)
+        count = objective.value(env)
         if count < best_count:
             best, best_count = len(actions), count
     env.reset(benchmark=benchmark)

@@ -1,6 +1,7 @@
 """Beam search over pass sequences, with lookahead through plateaus.
 
-Keeps the ``width`` best states (by op count, then sequence length) at each
+Keeps the ``width`` best states (by the objective behind the env's reward
+space, ``objective.py``: the op count on the op count track; then sequence length) at each
 depth, each held as a fork of the env; every candidate pass is tried from
 every beam state. Unlike greedy, a pass that does not lower the op count at
 once (an enabling pass such as ``dot_decomposer``) can stay in the beam. The
@@ -33,15 +34,15 @@ from dataclasses import dataclass
 
 from compiler_gym.envs import CompilerEnv
 
-from leaderboard.agents.common import op_count
+from leaderboard.agents.objective import Objective, env_objective
 
 __all__ = ["Beam", "policy"]
 
-#: (op count, actions from the start, a fork of the env in that state)
-Candidate = tuple[int, list[int], CompilerEnv]
+#: (objective, actions from the start, a fork of the env in that state)
+Candidate = tuple[float, list[int], CompilerEnv]
 
 
-def _key(candidate: Candidate) -> tuple[int, int]:
+def _key(candidate: Candidate) -> tuple[float, int]:
     return candidate[0], len(candidate[1])
 
 
@@ -59,16 +60,17 @@ class Beam:
     diverse: bool = False
 
     def __call__(self, env: CompilerEnv) -> None:
+        objective = env_objective(env)
         every = list(range(env.action_space.n))
         seen: set[tuple[int, ...]] = {tuple(env.observation["OpcodeCounts"])}
         changing: set[int] = set()  # the passes that have changed some state
-        best: tuple[int, list[int]] = (op_count(env), [])
+        best: tuple[float, list[int]] = (objective.value(env), [])
         beam: list[Candidate] = [(best[0], [], env.fork())]
         candidates = every
         stale = 0
         try:
             for _ in range(self.depth):
-                children = self._expand(beam, candidates, seen, changing)
+                children = self._expand(beam, candidates, seen, changing, objective)
                 _close(beam)
                 beam, stale = self._keep(children), stale + 1
                 if beam and _key(beam[0]) < (best[0], len(best[1])):
@@ -81,7 +83,7 @@ class Beam:
                         root = env.fork()
                         if best[1]:
                             root.multistep(best[1])
-                        children = self._expand([(best[0], best[1], root)], every, seen, changing)
+                        children = self._expand([(best[0], best[1], root)], every, seen, changing, objective)
                         root.close()
                         beam, stale = self._keep(children), 0
                         if changing <= known:  # nothing new: a local optimum
@@ -111,7 +113,8 @@ class Beam:
 
     @staticmethod
     def _expand(
-        beam: list[Candidate], actions: list[int], seen: set[tuple[int, ...]], changing: set[int]
+        beam: list[Candidate], actions: list[int], seen: set[tuple[int, ...]], changing: set[int],
+        objective: Objective,
     ) -> list[Candidate]:
         """Every new state one of ``actions`` leads to from a beam state."""
         children: list[Candidate] = []
@@ -130,7 +133,7 @@ class Beam:
                     child.close()
                     continue
                 seen.add(counts)
-                children.append((op_count(child), path + [action], child))
+                children.append((objective.value(child), path + [action], child))
         return children
 
 

@@ -1,4 +1,8 @@
-"""Greedy search: at each step, the pass that lowers the op count most.
+"""Greedy search: at each step, the pass that lowers the objective most.
+
+The objective is the one behind the env's reward space (``objective.py``):
+the op count on the op count track, a backend cost on a backend track; "op
+count" below stands for it.
 
 Every pass is tried on a fork of the current state; the best is applied;
 the search stops when no pass lowers the op count (or after ``max_steps``).
@@ -19,8 +23,9 @@ from dataclasses import dataclass
 
 from compiler_gym.envs import CompilerEnv
 
-from leaderboard.agents.common import best_pass, improving_passes, op_count
+from leaderboard.agents.common import best_pass, improving_passes
 from leaderboard.agents.default_pipeline.policy import policy as default_pipeline
+from leaderboard.agents.objective import env_objective
 
 __all__ = ["Greedy", "policy"]
 
@@ -34,14 +39,15 @@ class Greedy:
     def __call__(self, env: CompilerEnv) -> None:
         if self.after_default:
             default_pipeline(env)
+        objective = env_objective(env)
         every = range(env.action_space.n)
         candidates: Iterable[int] = every
         for _ in range(self.max_steps):
-            current = op_count(env)
-            improving = improving_passes(env, candidates, current)
+            current = objective.value(env)
+            improving = improving_passes(env, candidates, current, objective)
             if not improving and candidates is not every:  # the lazy set ran dry
                 candidates = every
-                improving = improving_passes(env, every, current)
+                improving = improving_passes(env, every, current, objective)
             if not improving:
                 return
             env.step(best_pass(improving))

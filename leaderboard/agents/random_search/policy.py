@@ -1,7 +1,8 @@
 """Random search: random pass sequences, keep the best prefix found.
 
 Each trial resets to the benchmark and takes ``length`` uniformly random
-passes; the best op count reached by any prefix wins, and the env is left in
+passes; the best objective (the op count, or the backend cost of a backend
+track: ``objective.py``) reached by any prefix wins, and the env is left in
 that state. Replays are cheap: the service caches (module, pass) results.
 
 With ``seconds``, trials go on until that much walltime has passed (at least
@@ -16,7 +17,7 @@ from time import monotonic
 import numpy as np
 from compiler_gym.envs import CompilerEnv
 
-from leaderboard.agents.common import op_count
+from leaderboard.agents.objective import env_objective
 
 __all__ = ["RandomSearch", "policy"]
 
@@ -40,9 +41,10 @@ class RandomSearch:
     def __call__(self, env: CompilerEnv) -> None:
         start = monotonic()
         rng = np.random.default_rng(self.seed)
+        objective = env_objective(env)
         benchmark = env.benchmark
         best: list[int] = []
-        best_count = op_count(env)
+        best_count = objective.value(env)
         done = 0
         while self._more(done, start):
             done += 1
@@ -55,8 +57,9 @@ class RandomSearch:
                 except ValueError:
                     continue
                 actions.append(action)
-                if op_count(env) < best_count:
-                    best, best_count = list(actions), op_count(env)
+                value = objective.value(env)
+                if value < best_count:
+                    best, best_count = list(actions), value
         env.reset(benchmark=benchmark)
         if best:
             env.multistep(best)

@@ -1,0 +1,130 @@
+"""Summarize a backend track's results: each agent against XLA's default pipeline.
+
+``python -m leaderboard.backend_summary RESULTS.csv [...] --reward EstimatedTimeAgentNorm [--validate]``
+
+A backend track (``--reward`` of the harness: an objective of
+``catalog.backend.BACKEND_OBJECTIVES`` in a pipeline mode, raw or ``Norm``)
+records each result's episode return. With the reference
+(``leaderboard.backend_reference``: the objective of each benchmark as loaded,
+``initial``, and after XLA's default pipeline, ``default``), the agent's final
+value is ``initial - return`` (raw) or ``initial - return * default`` (Norm),
+and its score on a benchmark is ``default / final`` (> 1: better than XLA's
+default). Reported per family and overall: the geometric mean of the scores
+with a 95% bootstrap interval over benchmarks (``leaderboard.metrics``), the
+share of benchmarks at least as good as the default, and with ``--validate``
+how many results validate by execution.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from compiler_gym.compiler_env_state import CompilerEnvState
+
+from leaderboard.backend_reference import DEFAULT_PATH, load_reference
+from leaderboard.check import check_results
+from leaderboard.metrics import Aggregate, aggregate, geomean
+from leaderboard.summary import family, read_results
+from xla_service.catalog.backend import BACKEND_KEYS, BACKEND_OBJECTIVES
+
+__all__ = ["Track", "parse_track", "scores", "main"]
+
+
+@dataclass(frozen=True)
+class Track:
+    """A backend track: an objective, a pipeline mode, and whether returns are normalized."""
+
+    objective: str
+    pipeline: str
+    normalized: bool
+
+    @property
+    def index(self) -> int:
+        return BACKEND_KEYS.index(BACKEND_OBJECTIVES[self.objective])
+
+
+def parse_track(reward: str) -> Track:
+    """``EstimatedTimeAgentNorm`` -> Track("EstimatedTime", "agent", True); ValueError otherwise."""
+    for objective in BACKEND_OBJECTIVES:
+        for pipeline, suffix in (("agent", "Agent"), ("full", "")):
+            for normalized in (True, False):
+                if reward == f"{objective}{suffix}{'Norm' if normalized else ''}":
+                    return Track(objective, pipeline, normalized)
+    names = [f"{o}{s}{n}" for o in BACKEND_OBJECTIVES for s in ("", "Agent") for n in ("", "Norm")]
+    raise ValueError(f"Expected a backend reward space, one of {names}, got {reward!r}")
+
+
+def scores(
+    states: Sequence[CompilerEnvState], track: Track, reference: dict[str, dict[str, dict[str, list[float]]]]
+) -> dict[str, float]:
+    """Benchmark -> ``default / final`` of the track's objective (states without a reference are skipped)."""
+    out = {}
+    for state in states:
+        values = reference.get(state.benchmark, {}).get(track.pipeline)
+        if values is None:
+            continue
+        initial, default = values["initial"][track.index], values["default"][track.index]
+        scale = default if track.normalized and default > 0 else 1.0
+        final = initial - float(state.reward or 0.0) * scale
+        out[state.benchmark] = default / final if final > 0 and default > 0 else 1.0
+    return out
+
+
+@dataclass
+class _Group:
+    name: str
+    scores: list[float] = field(default_factory=list)
+    validated: int = 0
+    checked: int = 0
+
+    def line(self) -> str:
+        a: Aggregate = aggregate(self.scores, geomean)
+        small = " (small sample)" if a.small else ""
+        share = sum(s >= 1 - 1e-9 for s in self.scores) / len(self.scores) if self.scores else float("nan")
+        checked = f" | {self.validated}/{self.checked}" if self.checked else ""
+        return f"| {self.name} | {a.n} | {a.value:.3f}x [{a.low:.3f}, {a.high:.3f}]{small} | {share:.0%}{checked} |"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("results", nargs="+", help="results CSVs of one agent on the track")
+    parser.add_argument("--reward", required=True, help="the track's reward space (the harness's --reward)")
+    parser.add_argument("--reference", type=Path, default=DEFAULT_PATH, help="leaderboard.backend_reference's JSON")
+    parser.add_argument("--validate", action="store_true", help="validate every result by execution")
+    parser.add_argument("--jobs", type=int, default=1, help="envs side by side for --validate")
+    parser.add_argument("--json", type=Path, default=None, help="also write the per-benchmark scores here")
+    args = parser.parse_args(argv)
+    track = parse_track(args.reward)
+    states = read_results(args.results)
+    reference = load_reference(args.reference)
+    missing = sorted({s.benchmark for s in states} - set(reference))
+    if missing:
+        raise SystemExit(f"{len(missing)} benchmarks have no reference in {args.reference} (e.g. {missing[0]}): "
+                         "run python -m leaderboard.backend_reference for their split")
+    score = scores(states, track, reference)
+    checked = check_results(states, runtime=False, jobs=args.jobs, reward=args.reward) if args.validate else {}
+    groups: dict[str, _Group] = defaultdict(lambda: _Group(""))
+    for i, state in enumerate(states):
+        for name in (family(state.benchmark), "all"):
+            group = groups.setdefault(name, _Group(name))
+            group.scores.append(score[state.benchmark])
+            if i in checked:
+                group.checked += 1
+                group.validated += bool(checked[i][0])
+    print(f"track {args.reward} ({track.objective}, {track.pipeline} pipeline): default / agent, geomean [95% interval]")
+    print("| family | benchmarks | vs XLA's default | >= default" + (" | validated |" if checked else " |"))
+    print("|---|---|---|---|" + ("---|" if checked else ""))
+    for name in sorted(groups, key=lambda n: (n == "all", n)):
+        print(groups[name].line())
+    if args.json:
+        args.json.write_text(json.dumps({"reward": args.reward, "scores": score}, indent=1, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

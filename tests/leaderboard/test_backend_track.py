@@ -1,0 +1,82 @@
+"""A backend track end to end: the harness with --reward, the searches minimizing the
+track's objective, CompilerGym's validate tool, the reference and the summary."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from compiler_gym.compiler_env_state import CompilerEnvState
+
+from leaderboard.agents.objective import OBJECTIVE_NAMES, objective_of
+from leaderboard.backend_summary import Track, parse_track, scores
+from xla_service.catalog.backend import BACKEND_KEYS
+
+BENCHMARK = "benchmark://xla-rnn-v0/lstm-lm-l4-h32-s32-b4-infer"
+REWARD = "EstimatedTimeAgentNorm"
+
+
+@pytest.mark.parametrize(
+    "reward, space, key",
+    [("OpCount", "OpCount", None), ("OpCountNorm", "OpCount", None), ("EstimatedTime", "BackendCost", "estimated_seconds"),
+     ("TempBytesAgentNorm", "BackendCostAgent", "temp_bytes"), ("BytesAccessedAgent", "BackendCostAgent", "bytes_accessed")],
+)
+def test_every_reward_names_its_objective(reward, space, key):
+    objective = objective_of(reward)
+    assert objective.space == space
+    assert objective.index == (None if key is None else BACKEND_KEYS.index(key))
+
+
+def test_a_reward_without_a_deterministic_objective_is_refused():
+    assert "Runtime" not in OBJECTIVE_NAMES
+    with pytest.raises(ValueError, match="Expected a reward space with a deterministic objective.*got 'Runtime'"):
+        objective_of("Runtime")
+    with pytest.raises(ValueError, match="Expected a backend reward space"):
+        parse_track("OpCount")
+
+
+def test_scores_are_default_over_final():
+    reference = {"b://x/1": {"agent": {"initial": [4.0] + [0] * 6, "default": [2.0] + [0] * 6}}}
+    track = parse_track(REWARD)
+    assert track == Track("EstimatedTime", "agent", True)
+    # Norm return 1.5: final = 4 - 1.5 * 2 = 1, score 2 / 1.
+    assert scores([CompilerEnvState(benchmark="b://x/1", reward=1.5, walltime=0, commandline="")], track, reference) == {
+        "b://x/1": 2.0
+    }
+    raw = parse_track("EstimatedTimeAgent")
+    assert scores([CompilerEnvState(benchmark="b://x/1", reward=1.0, walltime=0, commandline="")], raw, reference) == {
+        "b://x/1": pytest.approx(2 / 3)
+    }
+
+
+@pytest.mark.slow
+def test_greedy_on_a_backend_track_validates_and_is_summarized(tmp_path, capsys):
+    from leaderboard.backend_reference import main as reference_main
+    from leaderboard.backend_summary import main as summary_main
+    from leaderboard.harness import eval_xla_opcount_policy, load_policy
+
+    results, reference = tmp_path / "results.csv", tmp_path / "reference.json"
+    assert reference_main(["--benchmark", BENCHMARK, "--out", str(reference)]) == 0
+    values = json.loads(reference.read_text())["benchmarks"][BENCHMARK]
+    assert set(values) == {"full", "agent"} and len(values["agent"]["default"]) == len(BACKEND_KEYS)
+
+    greedy = load_policy("leaderboard.agents.greedy.policy:Greedy(lazy=True, max_steps=2)")
+    (state,) = eval_xla_opcount_policy(greedy, ["--reward", REWARD, "--benchmark", BENCHMARK,
+                                                f"--leaderboard_results={results}"])
+    # Greedy only takes a pass that lowers the track's objective: the return is positive.
+    assert state.reward > 0 and state.commandline
+
+    validated = subprocess.run(
+        [sys.executable, "-m", "compiler_gym.bin.validate", "--env=xla-v0", f"--reward={REWARD}", str(results)],
+        capture_output=True, text=True, timeout=600, cwd=tmp_path,
+    )
+    assert validated.returncode == 0, validated.stdout + validated.stderr
+
+    capsys.readouterr()
+    assert summary_main([str(results), "--reward", REWARD, "--reference", str(reference), "--validate"]) == 0
+    out = capsys.readouterr().out
+    (row,) = [line for line in out.splitlines() if line.startswith("| all |")]
+    initial, default = values["agent"]["initial"][0], values["agent"]["default"][0]
+    expected = default / (initial - state.reward * default)
+    assert f"{expected:.3f}x" in row and "1/1" in row
