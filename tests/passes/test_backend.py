@@ -45,6 +45,21 @@ def test_llvm_level_does_not_change_what_is_read(path, pipeline):
     assert fast.get_compiled_memory_stats().temp_size_in_bytes == slow.get_compiled_memory_stats().temp_size_in_bytes
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("path", [RNN, MOE], ids=["rnn", "moe"])
+@pytest.mark.parametrize("pipeline", ["full", "agent"])
+def test_read_from_the_dumps_as_the_finished_executable_reports_it(path, pipeline):
+    """``backend_cost`` replies before LLVM is done; the executable's own numbers agree."""
+    from xla_service.passes import compile as compiling
+    from xla_service.passes.backend import backend_cost, executable_cost
+
+    text = _text(path)
+    early = backend_cost(text, pipeline)
+    assert compiling.background_pending() or not compiling.BACKGROUND  # the tail may have ended already
+    compiling.settle()
+    assert early == executable_cost(text, pipeline)
+
+
 def test_roofline_counts_what_xla_counts_on_a_module_without_loops():
     from xla_service.passes import observe
     from xla_service.passes.backend import optimized_text

@@ -35,6 +35,8 @@ __all__ = [
     "DEFAULT",
     "VALIDATION",
     "check_input_size",
+    "client",
+    "compile_options",
     "compiled",
     "cost_analysis",
     "executable_digest",
@@ -75,7 +77,8 @@ def mode_of(pipeline: str, analysis: bool = False) -> str:
     return (_ANALYSIS_MODES if analysis else _MODES)[pipeline]
 
 
-def _client() -> Any:
+def client() -> Any:
+    """The CPU client jax uses."""
     return jaxlib.cpu_client()
 
 
@@ -86,7 +89,7 @@ def cost_analysis(text: str) -> tuple[float, ...]:
     module (e.g. an unknown custom call), and the spaces' values are >= 0.
     """
     try:
-        costs = jaxlib.cost_analysis(_client(), parse(text))
+        costs = jaxlib.cost_analysis(client(), parse(text))
     except Exception as e:  # jaxlib raises JaxRuntimeError
         raise ExecutionError(f"XLA's cost analysis failed on this module: {first_line(e)}") from None
     return tuple(max(float(costs.get(k, 0.0)), 0.0) for k in COST_KEYS)
@@ -132,7 +135,8 @@ def first_line(error: BaseException) -> str:
     return lines[0] if lines else type(error).__name__
 
 
-def _options(mode: str) -> Any:
+def compile_options(mode: str) -> Any:
+    """The compile options of ``mode`` (a fresh object: callers may add dump flags)."""
     options = jaxlib.xla_client.CompileOptions()
     debug = options.executable_build_options.debug_options
     if mode in (VALIDATION, AGENT_O0):
@@ -149,11 +153,11 @@ def compiled(text: str, mode: str = DEFAULT) -> tuple[Any, Any]:
         _EXECUTABLES.move_to_end(key)
         return _EXECUTABLES[key]
     computation = jaxlib.hlo.XlaComputation(parse(text).as_serialized_hlo_module_proto())
-    client = _client()
+    cpu = client()
     try:
         mlir = jaxlib.mlir.xla_computation_to_mlir_module(computation)
-        devices = jaxlib.xla_client.DeviceList(tuple(client.local_devices()))
-        executable = client.compile_and_load(mlir, devices, _options(mode))
+        devices = jaxlib.xla_client.DeviceList(tuple(cpu.local_devices()))
+        executable = cpu.compile_and_load(mlir, devices, compile_options(mode))
     except Exception as e:  # unknown custom call, unsupported op, ...
         raise ExecutionError(f"XLA cannot compile this module for CPU: {first_line(e)}") from None
     _EXECUTABLES[key] = (computation, executable)
@@ -210,7 +214,7 @@ def make_inputs(computation: Any, seed: int) -> list[np.ndarray]:
 
 def execute(executable: Any, inputs: list[np.ndarray]) -> tuple[list[Any], float]:
     """Run once on fresh device buffers (a module may donate its inputs); outputs, seconds."""
-    device = _client().local_devices()[0]
+    device = client().local_devices()[0]
     buffers = jax.block_until_ready([jax.device_put(a, device) for a in inputs])
     try:
         start = time.perf_counter()

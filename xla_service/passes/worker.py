@@ -108,6 +108,7 @@ def _observe_handlers() -> dict[str, Callable[..., Any]]:
 
     return {
         "backend_cost": backend.backend_cost,
+        "executable_cost": backend.executable_cost,  # the same, from the finished executable (benchmarks)
         "cost_analysis": observe.cost_analysis,
         "executable_digest": observe.executable_digest,
         "hlo_graph": observe.hlo_graph,
