@@ -122,7 +122,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in sorted(groups, key=lambda n: (n == "all", n)):
         print(groups[name].line())
     if args.json:
-        args.json.write_text(json.dumps({"reward": args.reward, "scores": score}, indent=1, sort_keys=True) + "\n")
+        verdicts = {states[i].benchmark: bool(v[0]) for i, v in checked.items()}
+        data = {"reward": args.reward, "scores": score, "validated": verdicts}
+        args.json.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     return 0
 
 

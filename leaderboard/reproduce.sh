@@ -30,9 +30,11 @@
 #   bash leaderboard/reproduce.sh world_model_six_rerun  # world_model_six again, 3 new runs, scored at 500 and 750 real steps
 #   bash leaderboard/reproduce.sh world_model_episodes5  # world_model_six_rerun collecting in episodes of 5 passes: validation, then test
 #   bash leaderboard/reproduce.sh world_model_accuracy  # the world models' accuracy on the test split's transitions, per family
+#   bash leaderboard/reproduce.sh backend_reference  # XLA's own backend costs of the test split and the held-out families (both pipelines)
+#   bash leaderboard/reproduce.sh backend_headroom  # greedy (after the default order, and plain) on every backend task, the backend sample; the headroom table
 #
 # Each stage is a function stage_NAME in one of leaderboard/reproduce/*.sh (search, rl, runtime,
-# report, gnn, world_model), which this script sources; the helpers below are shared by all.
+# report, gnn, world_model, backend), which this script sources; the helpers below are shared by all.
 #
 # A second argument keeps only the jobs whose name contains it, e.g.
 # `reproduce.sh train a2c` or `reproduce.sh search greedy` (to run jobs side by side).
