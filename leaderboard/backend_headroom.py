@@ -41,13 +41,13 @@ def best_scores(folder: Path, reference: dict) -> tuple[dict[str, dict[str, floa
             verdicts_path = csv.with_suffix(".summary.json")
             verdicts = json.loads(verdicts_path.read_text()).get("validated", {}) if verdicts_path.is_file() else {}
             for benchmark, score in scores(read_results([str(csv)]), track, reference).items():
+                values = reference[benchmark][track.pipeline]
+                empty = values["default"][track.index] / max(values["initial"][track.index], 1e-30)
                 if benchmark not in verdicts:
                     unchecked += 1
                 elif not verdicts[benchmark]:
                     failed += 1
-                    continue
-                values = reference[benchmark][track.pipeline]
-                empty = values["default"][track.index] / max(values["initial"][track.index], 1e-30)
+                    score = empty  # the result does not count; the benchmark as loaded still does
                 best[benchmark] = max(best.get(benchmark, empty), score)
         out[task.name] = best
     return out, unchecked, failed

@@ -80,3 +80,35 @@ def test_greedy_on_a_backend_track_validates_and_is_summarized(tmp_path, capsys)
     initial, default = values["agent"]["initial"][0], values["agent"]["default"][0]
     expected = default / (initial - state.reward * default)
     assert f"{expected:.3f}x" in row and "1/1" in row
+
+
+def test_headroom_takes_the_best_validated_result_or_the_empty_order(tmp_path, capsys):
+    from leaderboard.backend_headroom import main as headroom_main
+    from xla_service.catalog.backend import BACKEND_SEMANTICS_VERSION
+
+    def vector(time: float) -> list[float]:
+        return [time] + [0.0] * (len(BACKEND_KEYS) - 1)
+
+    reference = tmp_path / "reference.json"
+    reference.write_text(json.dumps({
+        "keys": list(BACKEND_KEYS), "backend_semantics": BACKEND_SEMANTICS_VERSION, "jaxlib": "x",
+        "benchmarks": {
+            "benchmark://xla-gpt2-v0/a": {"agent": {"initial": vector(4.0), "default": vector(2.0)}},
+            "benchmark://xla-gpt2-v0/b": {"agent": {"initial": vector(1.0), "default": vector(2.0)}},
+        },
+    }))
+    task = tmp_path / "results" / REWARD
+    task.mkdir(parents=True)
+    rows = ["benchmark,reward,walltime,commandline"]
+    # a: final 4 - 1.5 * 2 = 1 (score 2), validated; b: final 1 - 0 = 1, but it failed validation.
+    (task / "s-test.csv").write_text("\n".join(rows + ["benchmark://xla-gpt2-v0/a,1.5,1,cse", "benchmark://xla-gpt2-v0/b,0.0,1,cse"]) + "\n")
+    (task / "s-test.summary.json").write_text(json.dumps({"validated": {"benchmark://xla-gpt2-v0/a": True,
+                                                                        "benchmark://xla-gpt2-v0/b": False}}))
+    # a worse result of another search, without a verdict: counted, not better.
+    (task / "t-test.csv").write_text("\n".join(rows + ["benchmark://xla-gpt2-v0/a,0.5,1,dce"]) + "\n")
+    assert headroom_main(["--results", str(tmp_path / "results"), "--reference", str(reference)]) == 0
+    out = capsys.readouterr().out
+    # b keeps the empty order's 2 / 1: the geomean of 2 and 2.
+    assert f"| {REWARD} | 2.000x (2) | 2.000x" in out
+    assert "failing validation: 1; used without a verdict: 1" in out
+    assert f"most headroom: {REWARD}, 2.000x" in out
