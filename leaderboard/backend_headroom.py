@@ -58,6 +58,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--results", type=Path, default=RESULTS, help="folder of <Reward>/ folders of results CSVs")
     parser.add_argument("--reference", type=Path, default=DEFAULT_PATH, help="leaderboard.backend_reference's JSON")
     parser.add_argument("--json", type=Path, default=None, help="also write the per-benchmark best scores here")
+    parser.add_argument("--figure", type=Path, default=None, help="also draw the table as a PNG here")
     args = parser.parse_args(argv)
     best, unchecked, failed = best_scores(args.results, load_reference(args.reference))
     if not best:
@@ -82,7 +83,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"most headroom: {top}, {overall[top]:.3f}x over XLA's default in geomean")
     if args.json:
         args.json.write_text(json.dumps(best, indent=1, sort_keys=True) + "\n")
+    if args.figure:
+        figure(best, args.figure)
     return 0
+
+
+def figure(best: dict[str, dict[str, float]], path: Path) -> None:
+    """Every benchmark's best score per task (dots), the geomean and its interval (bars)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from leaderboard.figures import save_figure
+
+    tasks = list(best)
+    fig, ax = plt.subplots(figsize=(8, 0.6 * len(tasks) + 1.5))
+    for y, task in enumerate(tasks):
+        values = list(best[task].values())
+        a = aggregate(values, geomean)
+        ax.errorbar([a.value], [y], xerr=[[a.value - a.low], [a.high - a.value]], fmt="s", color="black", capsize=4)
+        ax.scatter(values, [y + 0.2] * len(values), s=12, alpha=0.5)
+    ax.axvline(1.0, color="gray", linestyle="--", linewidth=1)
+    ax.axvline(1.1, color="green", linestyle=":", linewidth=1)
+    ax.set_yticks(range(len(tasks)), tasks)
+    ax.set_xscale("log")
+    ax.set_xlabel("XLA's default / best search result (> 1: the search beats XLA's default pipeline)")
+    ax.set_title("Backend tasks: headroom over XLA's default (squares: geomean, 95% interval; dots: benchmarks)")
+    fig.tight_layout()
+    save_figure(fig, path, dpi=120)
 
 
 if __name__ == "__main__":

@@ -34,7 +34,8 @@ BACKEND_OBJECTIVES: dict[str, str] = {
 
 #: Bumped whenever a value of ``BackendCost`` changes for the same module and
 #: jaxlib (the roofline's rules or constants): stored values key on it.
-BACKEND_SEMANTICS_VERSION = 1
+#: 2: a scatter's flops are its updates', not its operand's (2026-12-03).
+BACKEND_SEMANTICS_VERSION = 2
 
 
 @dataclass(frozen=True)

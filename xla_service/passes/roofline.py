@@ -215,7 +215,11 @@ class _Module:
                 return 2.0 * i.elements * kernel.elements / max(out_features, 1), 0.0
             return 2.0 * i.elements, 0.0
         if i.opcode in ("reduce", "reduce-window", "select-and-scatter", "scatter"):
-            inputs = operands[: max(len(operands) // 2, 1)] if i.opcode == "reduce" else operands[:1]
+            inputs = (
+                operands[: max(len(operands) // 2, 1)] if i.opcode == "reduce"
+                else operands[-1:] if i.opcode == "scatter"  # its updates
+                else operands[:1]
+            )
             size = sum(o.elements for o in inputs if o is not None)
             if i.opcode == "reduce-window":
                 window = re.search(r"window=\{size=([0-9x]+)", i.attributes)
