@@ -6,7 +6,9 @@ default pipeline and after random pass orders (seeded), each a distinct
 module. Every pair is compiled as ``Runtime`` compiles it (``--pipelines``),
 its ``estimated_seconds`` read as ``BackendCost`` computes it
 (``passes/roofline.py``, the fixed ``catalog.backend.ROOFLINE``), and its
-runtime measured in this process, interleaved: rounds visit every pair in a
+runtime measured in this process (``--clock``: the process's CPU seconds by
+default, which other jobs on the machine do not inflate; wall seconds are
+recorded too), interleaved: rounds visit every pair in a
 new random order, ``--reps`` executions each, until every pair's median is
 known to within ``--precision`` (a 95% interval from the order statistics)
 or ``--max-rounds`` pass. Then, per pipeline: Spearman's rank correlation of
@@ -55,7 +57,15 @@ class Pair:
     bytes_accessed: float = 0.0
     flops: float = 0.0
     kernels: int = 0
-    times: list[float] = field(default_factory=list)
+    #: Wall seconds per execution.
+    wall: list[float] = field(default_factory=list)
+    #: The process's CPU seconds per execution (not counting other processes' time on the CPU).
+    cpu: list[float] = field(default_factory=list)
+    clock: str = "cpu"
+
+    @property
+    def times(self) -> list[float]:
+        return self.cpu if self.clock == "cpu" else self.wall
 
     @property
     def median(self) -> float:
@@ -122,7 +132,10 @@ def _measure(pairs: list[Pair], runs: dict[int, tuple], reps: int, rounds: tuple
         for i in todo:
             executable, inputs = runs[i]
             observe.execute(executable, inputs)  # warm-up
-            pairs[i].times += [observe.execute(executable, inputs)[1] for _ in range(reps)]
+            for _ in range(reps):
+                _, wall, cpu = observe.execute(executable, inputs)
+                pairs[i].wall.append(wall)
+                pairs[i].cpu.append(cpu)
         print(f"  round {r + 1}: {len(todo)} pairs measured", file=sys.stderr, flush=True)
 
 
@@ -150,6 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--min-rounds", type=int, default=5, help="rounds every pair is measured in (default: %(default)s)")
     parser.add_argument("--max-rounds", type=int, default=40, help="most rounds (default: %(default)s)")
     parser.add_argument("--precision", type=float, default=0.05, help="target half-width of each median's 95%% interval, relative (default: %(default)s)")
+    parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu", help="the runtime compared and made precise: the process's CPU seconds (robust to other jobs on the machine) or wall seconds; both are written (default: %(default)s)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the module and order draws (default: %(default)s)")
     parser.add_argument("--store", default="default", help="experience store for the steps: a path, default or off (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=Path("backend_vs_runtime.json"), help="where every pair goes (default: %(default)s)")
@@ -176,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         computation, executable = observe.compiled(state, observe.mode_of(pipeline))
                     except ValueError:
                         continue
-                    pair = Pair(family, name, split, order, pipeline)
+                    pair = Pair(family, name, split, order, pipeline, clock=args.clock)
                     found[len(pairs)] = kernels(optimized_text(executable))
                     pair.estimate = estimate(found[len(pairs)], ROOFLINE)
                     analysis = executable.cost_analysis()
@@ -190,7 +204,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"{len(modules)} modules, {len(pairs)} pairs, compiled in {time.perf_counter() - started:.0f} s", flush=True)
     _measure(pairs, runs, args.reps, (args.min_rounds, args.max_rounds), args.precision)
     report(pairs, found, args.precision)
-    args.out.write_text(json.dumps([{**asdict(p), "median": p.median, "interval": p.interval()} for p in pairs], indent=0) + "\n")
+    rows = [{**asdict(p), "median": p.median, "interval": p.interval(), "wall_median": float(np.median(p.wall))} for p in pairs]
+    args.out.write_text(json.dumps(rows, indent=0) + "\n")
     print(f"\nwrote {args.out}")
     return 0
 
@@ -207,9 +222,13 @@ def report(pairs: list[Pair], found: dict[int, list[Kernel]], precision: float) 
             if not sel:
                 continue
             runtime = [pairs[i].median for i in sel]
+            wall = [float(np.median(pairs[i].wall)) for i in sel]
             rows.append((family, len(sel), *(f"{_spearman([getattr(pairs[i], a) for i in sel], runtime):.3f}"
-                                              for a in ("estimate", "bytes_accessed", "flops", "kernels"))))
-        print_rows(rows, ("family", "pairs", "estimate", "bytes accessed", "flops", "kernels"))
+                                              for a in ("estimate", "bytes_accessed", "flops", "kernels")),
+                         f"{_spearman([pairs[i].estimate for i in sel], wall):.3f}"))
+        clock = pairs[chosen[0]].clock
+        print(f"Spearman's rank correlation with the measured runtime ({clock} seconds; last column: the estimate against wall seconds)")
+        print_rows(rows, ("family", "pairs", "estimate", "bytes accessed", "flops", "kernels", "estimate vs wall"))
         within = []
         for module in sorted({(pairs[i].family, pairs[i].module) for i in chosen}):
             sel = [i for i in chosen if (pairs[i].family, pairs[i].module) == module]

@@ -55,20 +55,26 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.resume and args.out.is_file():
         benchmarks = load_reference(args.out)
     todo = [u for u in uris if u not in benchmarks]
+    failed: dict[str, str] = {}
     with compiler_gym.make("xla-v0") as env:
         for i, uri in enumerate(todo):
-            env.reset(benchmark=uri)
-            benchmarks[uri] = {
-                pipeline: {
-                    "initial": [float(v) for v in env.observation[f"{space}Initial"]],
-                    "default": [float(v) for v in env.observation[f"{space}Default"]],
+            try:
+                env.reset(benchmark=uri)
+                benchmarks[uri] = {
+                    pipeline: {
+                        "initial": [float(v) for v in env.observation[f"{space}Initial"]],
+                        "default": [float(v) for v in env.observation[f"{space}Default"]],
+                    }
+                    for pipeline, space in PIPELINES.items()
                 }
-                for pipeline, space in PIPELINES.items()
-            }
-            print(f"[{i + 1}/{len(todo)}] {uri}", file=sys.stderr, flush=True)
+            except ValueError as e:  # XLA cannot compile it, or a timeout: said, and left for --resume
+                failed[uri] = str(e).splitlines()[0] if str(e) else type(e).__name__
+            print(f"[{i + 1}/{len(todo)}] {uri}{' FAILED: ' + failed[uri] if uri in failed else ''}", file=sys.stderr, flush=True)
             _write(args.out, benchmarks)
     _write(args.out, benchmarks)
-    return 0
+    for uri, why in failed.items():
+        print(f"no reference for {uri}: {why}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 def _write(path: Path, benchmarks: dict[str, dict[str, dict[str, list[float]]]]) -> None:

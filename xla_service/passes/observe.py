@@ -212,17 +212,19 @@ def make_inputs(computation: Any, seed: int) -> list[np.ndarray]:
     return inputs
 
 
-def execute(executable: Any, inputs: list[np.ndarray]) -> tuple[list[Any], float]:
-    """Run once on fresh device buffers (a module may donate its inputs); outputs, seconds."""
+def execute(executable: Any, inputs: list[np.ndarray]) -> tuple[list[Any], float, float]:
+    """Run once on fresh device buffers (a module may donate its inputs): outputs, seconds,
+    and the process's CPU seconds meanwhile (every thread's; unlike seconds, not counting
+    the time other processes held the CPU)."""
     device = client().local_devices()[0]
     buffers = jax.block_until_ready([jax.device_put(a, device) for a in inputs])
     try:
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         outputs = jax.block_until_ready(executable.execute(buffers))
-        seconds = time.perf_counter() - start
+        seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
     except Exception as e:
         raise ExecutionError(f"XLA failed executing this module: {first_line(e)}") from None
-    return list(outputs), seconds
+    return list(outputs), seconds, cpu_seconds
 
 
 def runtime(text: str, repetitions: int, seed: int, pipeline: str = "full") -> list[float]:
