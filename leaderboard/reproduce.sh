@@ -32,6 +32,7 @@
 #   bash leaderboard/reproduce.sh world_model_accuracy  # the world models' accuracy on the test split's transitions, per family
 #   bash leaderboard/reproduce.sh backend_reference  # XLA's own backend costs of the test split and the held-out families (both pipelines)
 #   bash leaderboard/reproduce.sh backend_headroom  # greedy (after the default order, and plain) on every backend task, the backend sample; the headroom table
+#   bash leaderboard/reproduce.sh backend_rl  # PPO on the backend track (BACKEND_TASK), seeds 0-4, evaluated on the backend sample
 #
 # Each stage is a function stage_NAME in one of leaderboard/reproduce/*.sh (search, rl, runtime,
 # report, gnn, world_model, backend), which this script sources; the helpers below are shared by all.

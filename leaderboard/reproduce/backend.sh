@@ -35,3 +35,26 @@ stage_backend_headroom() {  # every task: greedy after XLA's default order repla
     done
     $PY -m leaderboard.backend_headroom --json $BACKEND/headroom.json | tee $BACKEND/headroom.txt
 }
+
+# The learned baseline of the backend track (declared before it ran: PPO, the MLP policy of
+# agents/rl on OpcodeCounts, seeds 0-4, 2,000 env steps in episodes of 10 passes on the six train
+# splits, two envs), on the task with the most headroom in backend_headroom.
+BACKEND_TASK=${BACKEND_TASK:-TempBytesAgentNorm}
+BACKEND_RUNS=${XLA_GYM_RUNS:-$HOME/.cache/xla-gym/runs}/backend
+
+stage_backend_rl() {  # train the 5 seeds (~30 min each), then evaluate each on the backend sample
+    local seed run split
+    for seed in 0 1 2 3 4; do
+        run=ppo-$BACKEND_TASK-seed$seed
+        want "$run" || continue
+        [[ -f $BACKEND_RUNS/$run/model.zip ]] || $PY -m leaderboard.agents.rl.train --algo ppo \
+            --reward-space "$BACKEND_TASK" --datasets "$SIX" --total-timesteps 2000 --n-steps 64 --n-envs 2 \
+            --episode-length 10 --checkpoint-every 500 --seed $seed --out "$BACKEND_RUNS" --resume
+        for split in test heldout; do
+            XLA_GYM_RL_RUN=$BACKEND_RUNS/$run evaluate $BACKEND/$BACKEND_TASK/rl/$run-$split.csv \
+                "leaderboard.agents.rl.policy:from_env()" --reward "$BACKEND_TASK" --split $split "${BACKEND_SAMPLE_ARGS[@]}"
+            $PY -m leaderboard.backend_summary $BACKEND/$BACKEND_TASK/rl/$run-$split.csv --reward "$BACKEND_TASK" \
+                --validate --json $BACKEND/$BACKEND_TASK/rl/$run-$split.summary.json | tee $BACKEND/$BACKEND_TASK/rl/$run-$split.summary.txt
+        done
+    done
+}

@@ -6,6 +6,7 @@ import pytest
 from compiler_gym.datasets import Benchmark
 from integration.modules import SMALL_HLO, mlp_step
 
+from xla_service.catalog.backend import BACKEND_OBJECTIVES
 from xla_service.catalog.pipelines import DEMO_SEQUENCE as DEFAULT_SEQUENCE
 from xla_service.env.rewards import SHAPING_GAMMA
 from xla_service.tools.from_jax import benchmark_from_jax
@@ -15,7 +16,9 @@ EPISODE = ("cse", "algsimp", "dce", "transpose-folding", "algsimp", "cse")
 
 
 def test_reward_spaces_are_registered(env):
-    assert set(env.reward.spaces) == {"OpCount", "OpCountNorm", "OpCountShaped", "Runtime"}
+    backend = {f"{o}{m}{n}" for o in BACKEND_OBJECTIVES for m in ("", "Agent") for n in ("", "Norm")}
+    assert set(env.reward.spaces) == {"OpCount", "OpCountNorm", "OpCountShaped", "Runtime"} | backend
+    assert len(backend) == 12
     assert env.reward.spaces["OpCountNorm"].deterministic
     assert not env.reward.spaces["Runtime"].deterministic
     assert env.reward.spaces["OpCountShaped"].gamma == SHAPING_GAMMA

@@ -28,7 +28,14 @@ class View(dict):
 
 
 def test_every_reward_is_registered():
-    assert [r.name for r in default_rewards()] == ["OpCount", "OpCountNorm", "OpCountShaped", "Runtime"]
+    names = [r.name for r in default_rewards()]
+    assert names[:4] == ["OpCount", "OpCountNorm", "OpCountShaped", "Runtime"]
+    assert names[4:] == [
+        f"{objective}{mode}{norm}"
+        for mode in ("", "Agent")
+        for objective in ("EstimatedTime", "TempBytes", "BytesAccessed")
+        for norm in ("", "Norm")
+    ]
 
 
 def test_op_count_norm():
