@@ -12,7 +12,10 @@ and its score on a benchmark is ``default / final`` (> 1: better than XLA's
 default). Reported per family and overall: the geometric mean of the scores
 with a 95% bootstrap interval over benchmarks (``leaderboard.metrics``), the
 share of benchmarks at least as good as the default, and with ``--validate``
-how many results validate by execution.
+how many results validate by execution. With ``--by-seed`` the CSVs are the runs
+of a learned agent (``seed<k>`` in each file name; a seed's test and held-out
+files together): each seed's geometric mean per family, then the mean across
+seeds with a 95% Student-t interval (``leaderboard.seeds.across_seeds``).
 """
 from __future__ import annotations
 
@@ -29,10 +32,11 @@ from compiler_gym.compiler_env_state import CompilerEnvState
 from leaderboard.backend_reference import DEFAULT_PATH, load_reference
 from leaderboard.check import check_results
 from leaderboard.metrics import Aggregate, aggregate, geomean
+from leaderboard.seeds import across_seeds, seed_of
 from leaderboard.summary import family, read_results
 from xla_service.catalog.backend import BACKEND_KEYS, BACKEND_OBJECTIVES
 
-__all__ = ["Track", "parse_track", "scores", "main"]
+__all__ = ["Track", "by_seed", "empty_scores", "parse_track", "scores", "main"]
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,48 @@ class _Group:
         return f"| {self.name} | {a.n} | {a.value:.3f}x [{a.low:.3f}, {a.high:.3f}]{small} | {share:.0%}{checked} |"
 
 
+def empty_scores(benchmarks: Sequence[str], track: Track, reference: dict) -> list[float]:
+    """``default / initial`` of each benchmark: the score of the empty order (the module as loaded)."""
+    out = []
+    for benchmark in benchmarks:
+        values = reference[benchmark][track.pipeline]
+        initial, default = values["initial"][track.index], values["default"][track.index]
+        out.append(default / initial if initial > 0 and default > 0 else 1.0)
+    return out
+
+
+def _print_empty(benchmarks: Sequence[str], track: Track, reference: dict) -> None:
+    a = aggregate(empty_scores(sorted(set(benchmarks)), track, reference), geomean)
+    print(f"the empty order (each module as loaded) on the same {a.n} benchmarks: {a.value:.3f}x [{a.low:.3f}, {a.high:.3f}]")
+
+
+def by_seed(paths: Sequence[str], track: Track, reference: dict) -> dict[str, dict[int, float]]:
+    """Family (and ``all``) -> seed -> the geometric mean of that seed's scores."""
+    runs: dict[int, list[str]] = defaultdict(list)
+    for path in paths:
+        runs[seed_of(path)].append(path)
+    out: dict[str, dict[int, float]] = defaultdict(dict)
+    for seed, files in sorted(runs.items()):
+        score = scores(read_results(files), track, reference)
+        families: dict[str, list[float]] = defaultdict(list)
+        for benchmark, value in score.items():
+            families[family(benchmark)].append(value)
+            families["all"].append(value)
+        for name, values in families.items():
+            out[name][seed] = geomean(values)
+    return out
+
+
+def _print_by_seed(table: dict[str, dict[int, float]]) -> None:
+    print("| family | seeds | mean of seeds [95% t-interval] | each seed |")
+    print("|---|---|---|---|")
+    for name in sorted(table, key=lambda n: (n == "all", n)):
+        values = table[name]
+        m, low, high = across_seeds(list(values.values()))
+        each = ", ".join(f"{seed}: {v:.3f}" for seed, v in sorted(values.items()))
+        print(f"| {name} | {len(values)} | {m:.3f}x [{low:.3f}, {high:.3f}] | {each} |")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("results", nargs="+", help="results CSVs of one agent on the track")
@@ -98,6 +144,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--validate", action="store_true", help="validate every result by execution")
     parser.add_argument("--jobs", type=int, default=1, help="envs side by side for --validate")
     parser.add_argument("--json", type=Path, default=None, help="also write the per-benchmark scores here")
+    parser.add_argument("--by-seed", action="store_true",
+                        help="the CSVs are a learned agent's seeds (seed<k> in each name): the mean across seeds")
     args = parser.parse_args(argv)
     track = parse_track(args.reward)
     states = read_results(args.results)
@@ -106,6 +154,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if missing:
         raise SystemExit(f"{len(missing)} benchmarks have no reference in {args.reference} (e.g. {missing[0]}): "
                          "run python -m leaderboard.backend_reference for their split")
+    if args.by_seed:
+        print(f"track {args.reward} ({track.objective}, {track.pipeline} pipeline): default / agent, across seeds")
+        _print_by_seed(by_seed(args.results, track, reference))
+        _print_empty([s.benchmark for s in states], track, reference)
+        return 0
     score = scores(states, track, reference)
     checked = check_results(states, runtime=False, jobs=args.jobs, reward=args.reward) if args.validate else {}
     groups: dict[str, _Group] = defaultdict(lambda: _Group(""))
@@ -121,6 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("|---|---|---|---|" + ("---|" if checked else ""))
     for name in sorted(groups, key=lambda n: (n == "all", n)):
         print(groups[name].line())
+    _print_empty(list(score), track, reference)
     if args.json:
         verdicts = {states[i].benchmark: bool(v[0]) for i, v in checked.items()}
         data = {"reward": args.reward, "scores": score, "validated": verdicts}

@@ -57,4 +57,6 @@ stage_backend_rl() {  # train the 5 seeds (~30 min each), then evaluate each on 
                 --validate --json $BACKEND/$BACKEND_TASK/rl/$run-$split.summary.json | tee $BACKEND/$BACKEND_TASK/rl/$run-$split.summary.txt
         done
     done
+    $PY -m leaderboard.backend_summary $BACKEND/$BACKEND_TASK/rl/ppo-*.csv --reward "$BACKEND_TASK" --by-seed \
+        | tee $BACKEND/$BACKEND_TASK/rl/seeds.txt
 }

@@ -112,3 +112,33 @@ def test_headroom_takes_the_best_validated_result_or_the_empty_order(tmp_path, c
     assert f"| {REWARD} | 2.000x (2) | 2.000x" in out
     assert "failing validation: 1; used without a verdict: 1" in out
     assert f"most headroom: {REWARD}, 2.000x" in out
+
+
+def test_summary_by_seed_averages_each_seeds_geomean_and_names_the_empty_order(tmp_path, capsys):
+    from leaderboard.backend_summary import main as summary_main
+    from xla_service.catalog.backend import BACKEND_SEMANTICS_VERSION
+
+    def vector(time: float) -> list[float]:
+        return [time] + [0.0] * (len(BACKEND_KEYS) - 1)
+
+    reference = tmp_path / "reference.json"
+    reference.write_text(json.dumps({
+        "keys": list(BACKEND_KEYS), "backend_semantics": BACKEND_SEMANTICS_VERSION, "jaxlib": "x",
+        "benchmarks": {
+            "benchmark://xla-gpt2-v0/a": {"agent": {"initial": vector(4.0), "default": vector(2.0)}},
+            "benchmark://xla-unet-v0/b": {"agent": {"initial": vector(1.0), "default": vector(2.0)}},
+        },
+    }))
+    header = "benchmark,reward,walltime,commandline\n"
+    # seed 0: a final 1 (score 2) on test, b final 1 (score 2) held out; seed 1: a final 2 (score 1), b final 4 (0.5).
+    (tmp_path / "ppo-seed0-test.csv").write_text(header + "benchmark://xla-gpt2-v0/a,1.5,1,cse\n")
+    (tmp_path / "ppo-seed0-heldout.csv").write_text(header + "benchmark://xla-unet-v0/b,0.0,1,cse\n")
+    (tmp_path / "ppo-seed1-test.csv").write_text(header + "benchmark://xla-gpt2-v0/a,1.0,1,cse\n")
+    (tmp_path / "ppo-seed1-heldout.csv").write_text(header + "benchmark://xla-unet-v0/b,-1.5,1,cse\n")
+    files = sorted(str(p) for p in tmp_path.glob("ppo-*.csv"))
+    assert summary_main([*files, "--reward", REWARD, "--reference", str(reference), "--by-seed"]) == 0
+    out = capsys.readouterr().out
+    assert "| xla-gpt2-v0 | 2 | 1.500x" in out and "0: 2.000, 1: 1.000" in out
+    assert "| all | 2 | 1.354x" in out  # the mean of geomean(2, 2) = 2 and geomean(1, 0.5) = 0.707
+    # the empty order: a 2 / 4, b 2 / 1, geomean 1.
+    assert "the empty order (each module as loaded) on the same 2 benchmarks: 1.000x" in out
