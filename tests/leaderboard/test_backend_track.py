@@ -82,21 +82,24 @@ def test_greedy_on_a_backend_track_validates_and_is_summarized(tmp_path, capsys)
     assert f"{expected:.3f}x" in row and "1/1" in row
 
 
-def test_headroom_takes_the_best_validated_result_or_the_empty_order(tmp_path, capsys):
-    from leaderboard.backend_headroom import main as headroom_main
+def _reference(tmp_path, times: dict[str, tuple[float, float]]):
+    """A reference JSON whose benchmarks have these (initial, default) estimated times, agent pipeline."""
     from xla_service.catalog.backend import BACKEND_SEMANTICS_VERSION
 
     def vector(time: float) -> list[float]:
         return [time] + [0.0] * (len(BACKEND_KEYS) - 1)
 
-    reference = tmp_path / "reference.json"
-    reference.write_text(json.dumps({
-        "keys": list(BACKEND_KEYS), "backend_semantics": BACKEND_SEMANTICS_VERSION, "jaxlib": "x",
-        "benchmarks": {
-            "benchmark://xla-gpt2-v0/a": {"agent": {"initial": vector(4.0), "default": vector(2.0)}},
-            "benchmark://xla-gpt2-v0/b": {"agent": {"initial": vector(1.0), "default": vector(2.0)}},
-        },
-    }))
+    path = tmp_path / "reference.json"
+    benchmarks = {b: {"agent": {"initial": vector(i), "default": vector(d)}} for b, (i, d) in times.items()}
+    path.write_text(json.dumps({"keys": list(BACKEND_KEYS), "backend_semantics": BACKEND_SEMANTICS_VERSION,
+                                "jaxlib": "x", "benchmarks": benchmarks}))
+    return path
+
+
+def test_headroom_takes_the_best_validated_result_or_the_empty_order(tmp_path, capsys):
+    from leaderboard.backend_headroom import main as headroom_main
+
+    reference = _reference(tmp_path, {"benchmark://xla-gpt2-v0/a": (4.0, 2.0), "benchmark://xla-gpt2-v0/b": (1.0, 2.0)})
     task = tmp_path / "results" / REWARD
     task.mkdir(parents=True)
     rows = ["benchmark,reward,walltime,commandline"]
@@ -116,19 +119,8 @@ def test_headroom_takes_the_best_validated_result_or_the_empty_order(tmp_path, c
 
 def test_summary_by_seed_averages_each_seeds_geomean_and_names_the_empty_order(tmp_path, capsys):
     from leaderboard.backend_summary import main as summary_main
-    from xla_service.catalog.backend import BACKEND_SEMANTICS_VERSION
 
-    def vector(time: float) -> list[float]:
-        return [time] + [0.0] * (len(BACKEND_KEYS) - 1)
-
-    reference = tmp_path / "reference.json"
-    reference.write_text(json.dumps({
-        "keys": list(BACKEND_KEYS), "backend_semantics": BACKEND_SEMANTICS_VERSION, "jaxlib": "x",
-        "benchmarks": {
-            "benchmark://xla-gpt2-v0/a": {"agent": {"initial": vector(4.0), "default": vector(2.0)}},
-            "benchmark://xla-unet-v0/b": {"agent": {"initial": vector(1.0), "default": vector(2.0)}},
-        },
-    }))
+    reference = _reference(tmp_path, {"benchmark://xla-gpt2-v0/a": (4.0, 2.0), "benchmark://xla-unet-v0/b": (1.0, 2.0)})
     header = "benchmark,reward,walltime,commandline\n"
     # seed 0: a final 1 (score 2) on test, b final 1 (score 2) held out; seed 1: a final 2 (score 1), b final 4 (0.5).
     (tmp_path / "ppo-seed0-test.csv").write_text(header + "benchmark://xla-gpt2-v0/a,1.5,1,cse\n")
