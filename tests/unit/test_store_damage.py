@@ -142,7 +142,12 @@ def test_a_file_whose_header_is_overwritten_is_replaced_by_an_empty_store(tmp_pa
     assert "is damaged" in capsys.readouterr().err
     assert store_cli(["--store", str(path), "verify", "--repair"]) == 0
     assert "0 rows kept, an unknown number lost" in capsys.readouterr().out
-    assert ExperienceStore(path).stats()["results"] == {}
+    fresh = ExperienceStore(path)
+    assert fresh.stats()["results"] == {}
+    fresh.close()
+    _overwrite(path, 1)  # damaged again within the same second: the first file set aside stays
+    assert store_cli(["--store", str(path), "verify", "--repair"]) == 0
+    assert len([p for p in tmp_path.glob("x.sqlite.damaged-*") if not p.name.endswith(("-wal", "-shm"))]) == 2
 
 
 def test_a_damaged_store_is_dropped_with_one_warning_and_results_recomputed(damaged, caplog):

@@ -49,6 +49,10 @@ def salvage_file(path: Path, semantics: str | None = None) -> Salvage:
     fresh = path.with_name(path.name + ".repairing")
     _remove(fresh)
     aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}")
+    for n in range(1, 1000):  # never over an earlier one
+        if not aside.exists():
+            break
+        aside = aside.with_name(f"{aside.name.split('~')[0]}~{n}")
     report = Salvage(path, aside)
     target = ExperienceStore(fresh, semantics=semantics or "salvage")
     try:

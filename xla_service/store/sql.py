@@ -7,7 +7,10 @@ pass -> next state, "unchanged", or XLA's failure), a deterministic observation
 (state digest and name -> value). ``semantics`` (``catalog.semantics_key()``:
 jaxlib version, engine semantics, pass catalog, op count rule) is part of
 every key, so another jaxlib never reads these results. Each row carries a
-checksum; a row that does not match is ignored and deleted. Size is bounded:
+checksum; a row that does not match is ignored and deleted. A database that
+is damaged (``is_damage``: a SQLite file with pages overwritten) is dropped at
+the first failed read or write, with one warning: every result is recomputed
+from then on, never read wrong (``verify --repair`` salvages it). Size is bounded:
 past ``max_bytes`` the least recently used rows go. A dialect (``sqlite.py``,
 ``postgres.py``) connects and names the few statements that differ.
 """
