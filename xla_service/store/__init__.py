@@ -17,7 +17,15 @@ from pathlib import Path
 from xla_service.store.sql import DEFAULT_MAX_BYTES, SqlStore
 from xla_service.store.sqlite import ExperienceStore
 
-__all__ = ["ExperienceStore", "SqlStore", "STORE_VARIABLE", "STORE_BYTES_VARIABLE", "default_path", "open_store"]
+__all__ = [
+    "ExperienceStore",
+    "SqlStore",
+    "STORE_VARIABLE",
+    "STORE_BYTES_VARIABLE",
+    "default_path",
+    "open_store",
+    "sqlite_path",
+]
 
 STORE_VARIABLE = "XLA_GYM_STORE"
 STORE_BYTES_VARIABLE = "XLA_GYM_STORE_BYTES"
@@ -29,16 +37,28 @@ def default_path() -> Path:
     return Path(cache) / "xla-gym" / "experience.sqlite"
 
 
+def _setting(setting: str | None) -> str:
+    return os.environ.get(STORE_VARIABLE, "default") if setting is None else setting
+
+
+def sqlite_path(setting: str | None = None) -> Path | None:
+    """The SQLite file that ``setting`` (default ``$XLA_GYM_STORE``) names; None when off or a URL."""
+    value = _setting(setting)
+    if value.strip().lower() in _OFF or value.startswith(("postgresql://", "postgres://")):
+        return None
+    return default_path() if value.strip().lower() == "default" else Path(value).expanduser()
+
+
 def open_store(setting: str | None = None) -> SqlStore | None:
     """The store that ``setting`` (default ``$XLA_GYM_STORE``) names: a path, ``default``,
     a ``postgresql://`` URL, or ``off``; None when off."""
-    value = os.environ.get(STORE_VARIABLE, "default") if setting is None else setting
+    value = _setting(setting)
     if value.strip().lower() in _OFF:
         return None
     max_bytes = int(os.environ.get(STORE_BYTES_VARIABLE, DEFAULT_MAX_BYTES))
-    if value.startswith(("postgresql://", "postgres://")):
+    path = sqlite_path(value)
+    if path is None:
         from xla_service.store.postgres import PostgresStore
 
         return PostgresStore(value, max_bytes=max_bytes)
-    path = default_path() if value.strip().lower() == "default" else Path(value).expanduser()
     return ExperienceStore(path, max_bytes=max_bytes)

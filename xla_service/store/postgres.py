@@ -45,6 +45,10 @@ class PostgresStore(SqlStore):
             finally:
                 self._db.execute("SELECT pg_advisory_unlock(7152394)")
 
+    def is_damage(self, error: BaseException) -> bool:
+        """PostgreSQL's ``data_corrupted`` and ``index_corrupted`` errors."""
+        return getattr(error, "sqlstate", None) in ("XX001", "XX002")
+
     def size(self) -> int:
         with self._lock:
             row = self._db.execute(

@@ -7,7 +7,10 @@ pass -> next state, "unchanged", or XLA's failure), a deterministic observation
 (state digest and name -> value). ``semantics`` (``catalog.semantics_key()``:
 jaxlib version, engine semantics, pass catalog, op count rule) is part of
 every key, so another jaxlib never reads these results. Each row carries a
-checksum; a row that does not match is ignored and deleted. Size is bounded:
+checksum; a row that does not match is ignored and deleted. A database that
+is damaged (``is_damage``: a SQLite file with pages overwritten) is dropped at
+the first failed read or write, with one warning: every result is recomputed
+from then on, never read wrong (``verify --repair`` salvages it). Size is bounded:
 past ``max_bytes`` the least recently used rows go. A dialect (``sqlite.py``,
 ``postgres.py``) connects and names the few statements that differ.
 """
@@ -83,6 +86,8 @@ class SqlStore:
         self._db: Any = None
         self._writes = 0
         self.errors = 0  # reads or writes that failed (locked past the timeout, I/O errors)
+        #: Why the store is no longer used (its database is damaged), or None.
+        self.unusable: str | None = None
 
     def _setup(self) -> None:
         for statement in _SCHEMA.format(bytes=self.BYTES, float=self.FLOAT).split(";"):
@@ -103,6 +108,8 @@ class SqlStore:
 
     def get(self, key: Key) -> Any:
         kind, digest, arg = key
+        if self.unusable is not None:
+            return MISS
         try:
             with self._lock:
                 row = self._exec(
@@ -124,11 +131,12 @@ class SqlStore:
             self._delete_result(key)
             return MISS
         except self.database_errors as e:
-            self.errors += 1
-            logger.debug("Experience store read failed (%s): %s", self.location, e)
+            self._failed("read", e)
             return MISS
 
     def put(self, key: Key, value: Any) -> None:
+        if self.unusable is not None:
+            return
         encoded, state = encode_value(value)
         now = time.time()
         try:
@@ -150,8 +158,27 @@ class SqlStore:
             if check:
                 self.evict()
         except self.database_errors as e:
-            self.errors += 1
-            logger.debug("Experience store write failed (%s): %s", self.location, e)
+            self._failed("write", e)
+
+    def is_damage(self, error: BaseException) -> bool:
+        """Whether ``error`` says the database itself is damaged (not locked, not a passing failure)."""
+        return False
+
+    def _failed(self, what: str, error: BaseException) -> None:
+        """A read or write failed: a miss; if the database is damaged, the store is not used again."""
+        self.errors += 1
+        if not self.is_damage(error):
+            logger.debug("Experience store %s failed (%s): %s", what, self.location, error)
+            return
+        with self._lock:
+            first, self.unusable = self.unusable is None, self.unusable or str(error)
+        if first:  # once: every later step is recomputed without a word
+            logger.warning(
+                "Experience store %s is damaged (%s): running without it, results are recomputed. "
+                "`python -m xla_service.store verify --repair` salvages what can be read.",
+                self.location,
+                error,
+            )
 
     # ---------------------------------------------------------------- states
 
@@ -191,13 +218,16 @@ class SqlStore:
 
     def outcomes(self, digest: str) -> dict[str, str]:
         """What each stored pass did to state ``digest``: ``changed``, ``unchanged`` or ``failed``."""
+        if self.unusable is not None:
+            return {}
         try:
             with self._lock:
                 rows = self._exec(
                     "SELECT arg, value, checksum FROM results WHERE semantics=? AND kind='step' AND digest=?",
                     (self.semantics, digest),
                 ).fetchall()
-        except self.database_errors:
+        except self.database_errors as e:
+            self._failed("read", e)
             return {}
         names = {b"S": "changed", b"U": "unchanged", b"F": "failed"}
         return {
@@ -261,37 +291,10 @@ class SqlStore:
         }
 
     def verify(self, repair: bool = False) -> dict[str, int]:
-        """Check every row's checksum (and states' digests); with ``repair``, delete bad rows."""
-        bad_results, bad_states, rows = [], [], 0
-        for key, value, stored in self._iterate("SELECT semantics, kind, digest, arg, value, checksum FROM results"):
-            rows += 1
-            if checksum("\0".join(key[1:]).encode(), value) != stored:
-                bad_results.append(key)
-        for (digest,), (text, counts), stored in self._iterate("SELECT digest, text, counts, checksum FROM states", 1, 2):
-            rows += 1
-            try:
-                if checksum(digest.encode(), text, counts) != stored:
-                    raise CorruptRow(digest)
-                decode_state(digest, text, counts)
-            except (CorruptRow, Exception):  # noqa: B014  (zlib errors, bad UTF-8: all corrupt)
-                bad_states.append(digest)
-        if repair:
-            with self._lock:
-                for semantics, kind, digest, arg in bad_results:
-                    self._exec(
-                        "DELETE FROM results WHERE semantics=? AND kind=? AND digest=? AND arg=?", (semantics, kind, digest, arg)
-                    )
-                for digest in bad_states:
-                    self._exec("DELETE FROM states WHERE digest=?", (digest,))
-        return {"rows": rows, "bad_results": len(bad_results), "bad_states": len(bad_states)}
+        """Check every row's checksum (and states' digests); with ``repair``, delete bad rows (``rows.py``)."""
+        from xla_service.store.rows import verify_rows
 
-    def _iterate(self, query: str, key_columns: int = 4, value_columns: int = 1) -> Iterator[tuple[Any, ...]]:
-        with self._lock:
-            rows = self._exec(query).fetchall()
-        for row in rows:
-            key = tuple(row[:key_columns])
-            values = row[key_columns : key_columns + value_columns]
-            yield key, (values[0] if value_columns == 1 else tuple(values)), row[-1]
+        return verify_rows(self, repair)
 
     def clear(self) -> None:
         """Delete everything (every version's results too) and reclaim the space."""

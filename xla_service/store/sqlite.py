@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from xla_service.store.integrity import is_damage
 from xla_service.store.sql import DEFAULT_MAX_BYTES, SqlStore
 
 __all__ = ["ExperienceStore", "DEFAULT_MAX_BYTES"]
@@ -38,6 +39,9 @@ class ExperienceStore(SqlStore):
         _retry_while_locked(lambda: self._db.execute("PRAGMA journal_mode=WAL"), timeout)
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._setup()
+
+    def is_damage(self, error: BaseException) -> bool:
+        return is_damage(error)
 
     def size(self) -> int:
         """Bytes the database holds (pages in use)."""
