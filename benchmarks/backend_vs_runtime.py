@@ -8,8 +8,8 @@ its ``estimated_seconds`` read as ``BackendCost`` computes it
 (``passes/roofline.py``, the fixed ``catalog.backend.ROOFLINE``), and its
 runtime measured in this process (``--clock``: the process's CPU seconds by
 default, which other jobs on the machine do not inflate; wall seconds are
-recorded too), interleaved: rounds visit every pair in a
-new random order, ``--reps`` executions each, until every pair's median is
+recorded too), a module at a time, its pairs interleaved: rounds visit
+each of its pairs in a new random order, ``--reps`` executions each, until every pair's median is
 known to within ``--precision`` (a 95% interval from the order statistics)
 or ``--max-rounds`` pass. Then, per pipeline: Spearman's rank correlation of
 estimate and runtime, overall and per family; the same within each module
@@ -119,11 +119,13 @@ def _states(engine: Engine, text: str, orders: int, rng: random.Random) -> list[
     return list(found.values())
 
 
-def _measure(pairs: list[Pair], runs: dict[int, tuple], reps: int, rounds: tuple[int, int], precision: float) -> None:
+def _measure(pairs: list[Pair], runs: dict[int, tuple], reps: int, rounds: tuple[int, int], precision: float,
+             first: int) -> None:
+    """Measure ``pairs[first:]`` (whose executables are in ``runs``) in interleaved rounds."""
     from xla_service.passes import observe
 
-    rng = random.Random(0)
-    order = list(range(len(pairs)))
+    rng = random.Random(first)
+    order = list(range(first, len(pairs)))
     for r in range(rounds[1]):
         rng.shuffle(order)
         todo = [i for i in order if r < rounds[0] or not pairs[i].precise(precision)]
@@ -136,7 +138,6 @@ def _measure(pairs: list[Pair], runs: dict[int, tuple], reps: int, rounds: tuple
                 _, wall, cpu = observe.execute(executable, inputs)
                 pairs[i].wall.append(wall)
                 pairs[i].cpu.append(cpu)
-        print(f"  round {r + 1}: {len(todo)} pairs measured", file=sys.stderr, flush=True)
 
 
 def _spearman(a: Sequence[float], b: Sequence[float]) -> float:
@@ -184,6 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for family, name, split, text in modules:
             if family == "generator":
                 text = engine.generate(text)[0]
+            first = len(pairs)
             for order, state in _states(engine, text, args.orders, rng):
                 for pipeline in args.pipelines.split(","):
                     try:
@@ -198,16 +200,23 @@ def main(argv: Sequence[str] | None = None) -> int:
                     pair.kernels = len(found[len(pairs)])
                     runs[len(pairs)] = (executable, observe.make_inputs(computation, 0))
                     pairs.append(pair)
+            # A module's pairs are measured together, then their executables freed: each holds JIT
+            # code mappings, and a process holding hundreds runs out of them (LLVM "Cannot allocate memory").
+            _measure(pairs, runs, args.reps, (args.min_rounds, args.max_rounds), args.precision, first)
+            runs.clear()
+            _write(pairs, args.out)
             progress.step(f"{family}/{name}: {len(pairs)} pairs")
     finally:
         engine.close()
-    print(f"{len(modules)} modules, {len(pairs)} pairs, compiled in {time.perf_counter() - started:.0f} s", flush=True)
-    _measure(pairs, runs, args.reps, (args.min_rounds, args.max_rounds), args.precision)
+    print(f"{len(modules)} modules, {len(pairs)} pairs, measured in {time.perf_counter() - started:.0f} s", flush=True)
     report(pairs, found, args.precision)
-    rows = [{**asdict(p), "median": p.median, "interval": p.interval(), "wall_median": float(np.median(p.wall))} for p in pairs]
-    args.out.write_text(json.dumps(rows, indent=0) + "\n")
     print(f"\nwrote {args.out}")
     return 0
+
+
+def _write(pairs: list[Pair], path: Path) -> None:
+    rows = [{**asdict(p), "median": p.median, "interval": p.interval(), "wall_median": float(np.median(p.wall))} for p in pairs]
+    path.write_text(json.dumps(rows, indent=0) + "\n")
 
 
 def report(pairs: list[Pair], found: dict[int, list[Kernel]], precision: float) -> None:

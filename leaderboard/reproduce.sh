@@ -30,7 +30,7 @@
 #   bash leaderboard/reproduce.sh world_model_six_rerun  # world_model_six again, 3 new runs, scored at 500 and 750 real steps
 #   bash leaderboard/reproduce.sh world_model_episodes5  # world_model_six_rerun collecting in episodes of 5 passes: validation, then test
 #   bash leaderboard/reproduce.sh world_model_accuracy  # the world models' accuracy on the test split's transitions, per family
-#   bash leaderboard/reproduce.sh backend_reference  # XLA's own backend costs of the test split and the held-out families (both pipelines)
+#   bash leaderboard/reproduce.sh backend_reference  # XLA's own backend costs of the backend sample of the test split and the held-out families (both pipelines)
 #   bash leaderboard/reproduce.sh backend_headroom  # greedy (after the default order, and plain) on every backend task, the backend sample; the headroom table
 #   bash leaderboard/reproduce.sh backend_rl  # PPO on the backend track (BACKEND_TASK), seeds 0-4, evaluated on the backend sample
 #
