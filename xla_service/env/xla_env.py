@@ -18,9 +18,11 @@ it is corrected here, never in site-packages:
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import shutil
+import subprocess
 import sys
 import weakref
 from collections.abc import Iterable
@@ -67,6 +69,29 @@ def _close_live_envs() -> None:
             env.close()
         except Exception as e:  # exiting anyway: report, close the others
             logger.warning("Closing %s at exit failed: %s", type(env).__name__, e)
+
+
+def _abandon(service: Any, stop: bool) -> None:
+    """Drop ``service`` (a ``CompilerGymServiceConnection``) without gRPC: stop the
+    process it launched (if ``stop``) and mark it closed, so that no ``__del__``
+    closes its channel later. Closing a gRPC channel waits for gRPC's polling
+    threads, which no longer run once the interpreter is finalizing: that wait
+    never ends."""
+    connection = getattr(service, "connection", None)
+    if connection is None:
+        return
+    process = getattr(connection, "process", None)
+    if stop and process is not None and process.poll() is None:
+        process.terminate()  # the service's own shutdown stops its workers
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    cache = getattr(connection, "cache", None)
+    if cache is not None:
+        with contextlib.suppress(Exception):
+            cache.close()
+    service.connection = None
 
 
 def _launch_settings(settings: ConnectionOpts | None) -> ConnectionOpts:
@@ -121,17 +146,23 @@ class XlaEnv(ClientServiceCompilerEnv):
         kwargs.setdefault("service_message_converters", message_converters())
         #: Whether this env made its connection (a fork shares its parent's).
         self._owns_service = kwargs.get("service_connection") is None
-        super().__init__(
-            *args,
-            service=endpoint,
-            benchmark=benchmark or default_benchmark_uri(),
-            observation_space=observation_space,
-            reward_space=reward_space,
-            datasets=get_xla_datasets(),
-            rewards=default_rewards(),
-            **kwargs,
-        )
+        # Closed at exit even if the constructor fails half-way (a bad benchmark,
+        # reward or dataset): the connection it opened must not outlive the threads.
         _LIVE.add(self)
+        try:
+            super().__init__(
+                *args,
+                service=endpoint,
+                benchmark=benchmark or default_benchmark_uri(),
+                observation_space=observation_space,
+                reward_space=reward_space,
+                datasets=get_xla_datasets(),
+                rewards=default_rewards(),
+                **kwargs,
+            )
+        except BaseException:
+            self._close_after_failure()
+            raise
 
     # ------------------------------------------------------------ benchmarks
 
@@ -211,11 +242,28 @@ class XlaEnv(ClientServiceCompilerEnv):
     def close(self) -> None:
         """As CompilerGym's, except that a fork without a session (its reset failed)
         leaves the service it shares alone: the stock client would stop it, and
-        with it every other session."""
-        if not self._owns_service and not self.in_episode and getattr(self, "service", None) is not None:
+        with it every other session; and that once the interpreter is finalizing
+        it only stops the service (:func:`_abandon`)."""
+        service: Any = getattr(self, "service", None)
+        if service is None:
+            return
+        if not self._owns_service and not self.in_episode:
+            self.service = None  # type: ignore[assignment]
+            return
+        if sys.is_finalizing():
+            _abandon(service, stop=self._owns_service)
             self.service = None  # type: ignore[assignment]
             return
         super().close()
+
+    def _close_after_failure(self) -> None:
+        """Close what a failed constructor opened, without masking its error."""
+        try:
+            self.close()
+        except Exception as e:
+            logger.warning("Closing a half-made %s failed: %s", type(self).__name__, e)
+            _abandon(getattr(self, "service", None), stop=self._owns_service)
+            self.service = None  # type: ignore[assignment]
 
     def validate(self, state: CompilerEnvState | None = None) -> ValidationResult:
         """As CompilerGym's, but never in the live episode: in a fork of it, or,
