@@ -36,7 +36,9 @@ def test_make_in_a_fresh_interpreter_with_the_module_id_form():
 
 @pytest.fixture(scope="module")
 def env():
-    env = gymnasium.make("xla-v0", benchmarks=SMALL_SUITE, max_episode_steps=4, stop_action=True)
+    env = gymnasium.make(
+        "xla-v0", benchmarks=SMALL_SUITE, max_episode_steps=4, stop_action=True, mask="known"
+    )
     yield env
     env.close()
 

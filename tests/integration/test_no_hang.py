@@ -32,10 +32,6 @@ FAILURES = {
         "env.reset(benchmark='benchmark://nope-v0/x')",
         "Dataset not found: benchmark://nope-v0",
     ),
-    "gymnasium, unknown reward": (
-        "import gymnasium, xla_service.gym\ngymnasium.make('xla-v0', reward='NoSuchReward')",
-        "Reward space not found: NoSuchReward",
-    ),
     "gymnasium, reset to an unknown benchmark": (
         "import gymnasium, xla_service.gym\nenv = gymnasium.make('xla-v0')\n"
         "env.reset(seed=0, options={'benchmark': 'benchmark://xla-gpt2-v0/nope'})",

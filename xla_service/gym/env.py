@@ -8,7 +8,9 @@
 It drives CompilerGym's client (``xla_service.env.XlaEnv``) over the same
 service, so the two share the engine, its cache and the experience store.
 
-- **Benchmarks**: a list of URIs, or ``"PART,..."`` where a part is a
+- **Benchmarks**: a list of URIs or of your own modules (``Benchmark``s such as
+  ``benchmark_from_jax(fn, *args)``, HLO text, HLO text files: ``gym/benchmarks.py``),
+  or ``"PART,..."`` where a part is a
   ``SUITE[:SPLIT]`` or a URI (e.g. ``"xla-gpt2-v0:train,xla-bert-v0:train"``,
   ``"xla-unet-v0:heldout"``, ``"xla-gpt2-v0,generator://xla-random-v0/0-999"``);
   a generator URI names seeds (``"generator://xla-random-v0"``: every seed, drawn by the env's
@@ -26,15 +28,16 @@ service, so the two share the engine, its cache and the experience store.
   ``terminated`` by the stop action or when the service ends the episode.
 - **info**: ``benchmark``, ``pass`` (name), ``changed``, ``pass_error``
   (XLA's message, "" if none) and ``action_mask`` (int8, 1 = allowed; the stop
-  action is always 1). Which passes it masks, ``mask=``:
+  action is always 1), also ``action_masks()`` (bool, sb3-contrib's
+  ``MaskablePPO`` reads it). Which passes it masks, ``mask=``:
 
-  - ``"known"`` (default): those known, from the service's cache or the
+  - ``"episode"`` (default): those this episode tried at this state and saw
+    change nothing or fail (cleared when a pass changes the module). It follows
+    only the episode's own steps, so seeded runs repeat on any machine and store.
+  - ``"known"`` (opt-in): those known, from the service's cache or the
     experience store, to change nothing or fail at this state, even if this
     episode never tried them there. The mask follows what the store holds:
     two runs with the same seed act alike only if their stores know the same.
-  - ``"episode"``: those this episode tried at this state and saw change
-    nothing or fail (cleared when a pass changes the module). It follows only
-    the episode's own steps, so seeded runs repeat on any machine and store.
 """
 from __future__ import annotations
 
@@ -46,13 +49,16 @@ import numpy as np
 from gymnasium import spaces
 
 from xla_service.catalog.passes import PASS_NAMES
+from xla_service.gym.render import text_frame
 from xla_service.gym.spaces import Converter, converter
 
-__all__ = ["MASKS", "XlaGymEnv", "resolve_benchmarks"]
+__all__ = ["MASKS", "RENDER_MODES", "XlaGymEnv", "resolve_benchmarks"]
 
 _OUTCOMES = "PassOutcomes"
 #: The ``mask=`` values: where ``info["action_mask"]`` learns which passes to rule out.
 MASKS = ("known", "episode")
+#: ``render_mode=`` values (None: no render).
+RENDER_MODES = ("ansi", "rgb_array")
 
 
 def resolve_benchmarks(benchmarks: None | str | Sequence[str], split: str = "train") -> Sequence[str]:
@@ -89,7 +95,7 @@ def resolve_benchmarks(benchmarks: None | str | Sequence[str], split: str = "tra
 class XlaGymEnv(gymnasium.Env):
     """xla-v0 through Gymnasium's API (see the module docstring)."""
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 1}
+    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": 1}
 
     def __init__(
         self,
@@ -99,7 +105,7 @@ class XlaGymEnv(gymnasium.Env):
         reward_scale: str | None = None,
         max_episode_steps: int | None = 20,
         stop_action: bool = False,
-        mask: str = "known",
+        mask: str = "episode",
         service: str | None = None,
         render_mode: str | None = None,
         **make_kwargs: Any,
@@ -108,11 +114,14 @@ class XlaGymEnv(gymnasium.Env):
             raise ValueError(f"Expected max_episode_steps >= 1 or None, got {max_episode_steps}")
         if reward_scale not in (None, "initial"):
             raise ValueError(f"Expected reward_scale None or 'initial', got {reward_scale!r}")
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"Expected render_mode None or 'ansi', got {render_mode!r}")
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(f"Expected render_mode None or one of {RENDER_MODES}, got {render_mode!r}")
         if mask not in MASKS:
             raise ValueError(f"Expected mask one of {MASKS}, got {mask!r}")
-        self.benchmarks = resolve_benchmarks(benchmarks)
+        from xla_service.gym.benchmarks import own_benchmarks  # imports compiler_gym
+
+        named, self._own = own_benchmarks(benchmarks)
+        self.benchmarks = resolve_benchmarks(named)
         names = [observation] if isinstance(observation, str) else list(observation)
         self._converters: dict[str, Converter] = {name: converter(name) for name in names}
         self._single = isinstance(observation, str)
@@ -134,7 +143,7 @@ class XlaGymEnv(gymnasium.Env):
 
         self.env = compiler_gym.make(
             "xla-v0",
-            benchmark=self.benchmarks[0],
+            benchmark=self._as_benchmark(self.benchmarks[0]),
             observation_space=None,
             reward_space=reward,
             **({"service": service} if service else {}),
@@ -155,8 +164,9 @@ class XlaGymEnv(gymnasium.Env):
         benchmark = (options or {}).get("benchmark") or self.benchmarks[
             int(self.np_random.integers(len(self.benchmarks)))
         ]
-        self.env.reset(benchmark=benchmark)
-        self._benchmark, self._steps = str(benchmark), 0
+        self.env.reset(benchmark=self._as_benchmark(benchmark))
+        self._benchmark = str(getattr(benchmark, "uri", benchmark))  # a URI, or a Benchmark
+        self._steps = 0
         self._futile.clear()
         self._scale = float(max(self.env.observation["OpCountInitial"], 1)) if self.reward_scale else 1.0
         observation, outcomes = self._observe()
@@ -189,9 +199,12 @@ class XlaGymEnv(gymnasium.Env):
         )
 
     def render(self) -> Any:
-        if self.render_mode == "ansi":
-            return f"{self._benchmark} after {self._steps} steps: {self.env.commandline()}"
-        return None
+        """``"ansi"``: the benchmark and the passes so far; ``"rgb_array"``: that text
+        drawn in an ``H x W x 3`` uint8 frame (``gym/render.py``)."""
+        if self.render_mode is None:
+            return None
+        text = f"{self._benchmark} after {self._steps} steps: {self.env.commandline()}"
+        return text if self.render_mode == "ansi" else text_frame(text)
 
     def close(self) -> None:
         self.env.close()
@@ -204,10 +217,18 @@ class XlaGymEnv(gymnasium.Env):
         """1 for the actions worth trying at the current state (see the module docstring)."""
         return self._mask.copy()
 
+    def action_masks(self) -> np.ndarray:
+        """:attr:`action_mask` as booleans: what sb3-contrib's ``MaskablePPO`` asks for."""
+        return self._mask.astype(bool)
+
     @property
     def compiler_env(self) -> Any:
         """The CompilerGym env underneath (``commandline()``, ``state``, ``validate()``...)."""
         return self.env
+
+    def _as_benchmark(self, benchmark: Any) -> Any:
+        """A URI of one of your own modules as its ``Benchmark``; anything else as it is."""
+        return self._own.get(benchmark, benchmark) if isinstance(benchmark, str) else benchmark
 
     def _observe(self) -> tuple[Any, Any]:
         return self._split([self.env.observation[n] for n in self._spaces])
