@@ -3,6 +3,9 @@ defaults, ``action_masks()`` for sb3-contrib's MaskablePPO, a default mask that
 a seeded run repeats whatever the store knows, and your own modules as benchmarks."""
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import gymnasium
 import numpy as np
 import pytest
@@ -92,3 +95,32 @@ def test_own_modules_as_benchmarks(tmp_path):
         assert env.unwrapped.compiler_env.validate().okay()
     with pytest.raises(FileNotFoundError, match="Expected an HLO text file, got .*missing.hlo"):
         gymnasium.make("xla-v0", benchmarks=[tmp_path / "missing.hlo"])
+
+
+_FORKED = f"""
+import multiprocessing, os, sys
+import compiler_gym
+from xla_service.errors import ForkedClientError
+env = compiler_gym.make("xla-v0", benchmark={GPT2!r})
+env.reset()
+pid = os.fork()
+if pid == 0:  # the parent's env is the parent's: exiting here must leave its service alone
+    del env
+    sys.exit(0)
+os.waitpid(pid, 0)
+env.step(env.action_space["cse"])  # the parent's session and service live on
+try:
+    multiprocessing.get_context("fork").Pool(1).apply(compiler_gym.make, ("xla-v0",))
+except ForkedClientError as e:
+    print("refused:", e)
+env.close()
+"""
+
+
+def test_a_client_forked_after_grpc_ran_is_refused_and_leaves_the_parents_alone():
+    """gRPC does not survive fork(): a client made in a forked child could hang for ever,
+    so it is refused at once (XlaGymEnv runs itself afresh there instead: test_make_vec)."""
+    done = subprocess.run([sys.executable, "-c", _FORKED], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "refused: Expected a process that gRPC has not run in" in done.stdout
+    assert "'forkserver'" in done.stdout

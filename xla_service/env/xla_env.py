@@ -46,10 +46,10 @@ from xla_service.env.connection import (
 from xla_service.env.datasets import default_benchmark_uri, get_xla_datasets
 from xla_service.env.rewards import default_rewards
 from xla_service.env.validation import make_validatable
-from xla_service.errors import UnknownPassError, close_matches
+from xla_service.errors import ForkedClientError, UnknownPassError, close_matches
 from xla_service.lifeline import CLIENT_PID_VARIABLE
 
-__all__ = ["XlaEnv", "service_executable"]
+__all__ = ["XlaEnv", "forked_after_grpc", "service_executable"]
 
 SERVICE_EXECUTABLE = "xla-gym-service"
 #: The observation that carries XLA's errors of a step (``session/observations.py``).
@@ -60,6 +60,29 @@ logger = logging.getLogger(__name__)
 #: client env finalized later (e.g. held by an uncaught exception's traceback)
 #: hangs the interpreter in gRPC's ``channel.close()``.
 _LIVE: weakref.WeakSet[XlaEnv] = weakref.WeakSet()
+#: The process that made this module's first client (gRPC runs there), None before.
+_GRPC_PID: int | None = None
+
+
+def forked_after_grpc() -> bool:
+    """Whether this process was forked from one where an ``XlaEnv`` had used gRPC:
+    gRPC does not survive ``fork()``, and a new channel here may hang for ever."""
+    return _GRPC_PID is not None and _GRPC_PID != os.getpid()
+
+
+def _forget_parent_envs() -> None:
+    """In a forked child: the parent's envs are the parent's. Drop this copy of
+    them without a word to their service (closing them here would end the
+    parent's sessions and stop its service, at exit or when collected)."""
+    for env in list(_LIVE):
+        service: Any = getattr(env, "service", None)
+        if service is not None:
+            service.connection = None  # this copy only: the parent's stays open
+            env.service = None  # type: ignore[assignment]
+    _LIVE.clear()
+
+
+os.register_at_fork(after_in_child=_forget_parent_envs)
 
 
 @atexit.register
@@ -131,6 +154,18 @@ class XlaEnv(ClientServiceCompilerEnv):
         auth_token: str | None = None,
         **kwargs: Any,
     ) -> None:
+        global _GRPC_PID
+        if forked_after_grpc():
+            raise ForkedClientError(
+                f"Expected a process that gRPC has not run in, got one forked (pid {os.getpid()}) "
+                f"from process {_GRPC_PID} after it had made an xla-v0 env: gRPC does not "
+                "survive fork() and this env could hang for ever. Start the process with the "
+                "'forkserver' or 'spawn' method (multiprocessing.get_context('forkserver'); "
+                "gymnasium.make_vec(..., vector_kwargs={'context': 'forkserver'}); SB3's "
+                "SubprocVecEnv does by default), or make the env with xla_service.gym, "
+                "which runs it in a fresh interpreter there."
+            )
+        _GRPC_PID = _GRPC_PID or os.getpid()
         # Custom benchmarks by URI, so that env.validate() and fork() can reset to them.
         self._custom_benchmarks: dict[str, Benchmark] = {}
         if isinstance(benchmark, Benchmark):

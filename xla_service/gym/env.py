@@ -49,6 +49,7 @@ import numpy as np
 from gymnasium import spaces
 
 from xla_service.catalog.passes import PASS_NAMES
+from xla_service.gym.remote import RemoteEnv
 from xla_service.gym.render import text_frame
 from xla_service.gym.spaces import Converter, converter
 
@@ -139,16 +140,28 @@ class XlaGymEnv(gymnasium.Env):
         self.mask = mask
         # what every reset and step asks the service for: the observations, then what the mask reads
         self._spaces = [c.source for c in self._converters.values()] + ([_OUTCOMES] if mask == "known" else [])
-        import compiler_gym
+        from xla_service.env.xla_env import forked_after_grpc
 
-        self.env = compiler_gym.make(
-            "xla-v0",
-            benchmark=self._as_benchmark(self.benchmarks[0]),
-            observation_space=None,
-            reward_space=reward,
-            **({"service": service} if service else {}),
-            **make_kwargs,
-        )
+        self._remote: RemoteEnv | None = None
+        self.env: Any = None
+        if forked_after_grpc():  # gRPC does not survive fork(): run the env afresh (gym/remote.py)
+            self._remote = RemoteEnv({
+                "benchmarks": benchmarks, "observation": observation, "reward": reward,
+                "reward_scale": reward_scale, "max_episode_steps": max_episode_steps,
+                "stop_action": stop_action, "mask": mask, "service": service,
+                "render_mode": render_mode, **make_kwargs,
+            })
+        else:
+            import compiler_gym
+
+            self.env = compiler_gym.make(
+                "xla-v0",
+                benchmark=self._as_benchmark(self.benchmarks[0]),
+                observation_space=None,
+                reward_space=reward,
+                **({"service": service} if service else {}),
+                **make_kwargs,
+            )
         self._scale = 1.0
         self._steps = 0
         self._benchmark = self.benchmarks[0]
@@ -161,6 +174,8 @@ class XlaGymEnv(gymnasium.Env):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
+        if self._remote is not None:
+            return self._forward("reset", seed=seed, options=options)  # type: ignore[no-any-return]
         benchmark = (options or {}).get("benchmark") or self.benchmarks[
             int(self.np_random.integers(len(self.benchmarks)))
         ]
@@ -176,6 +191,8 @@ class XlaGymEnv(gymnasium.Env):
         index = int(action)
         if not 0 <= index < len(self.action_names):
             raise ValueError(f"Expected an action in [0, {len(self.action_names)}), got {action!r}")
+        if self._remote is not None:
+            return self._forward("step", index)  # type: ignore[no-any-return]
         self._steps += 1
         truncated = self.max_episode_steps is not None and self._steps >= self.max_episode_steps
         if self.stop_action and index == len(PASS_NAMES):
@@ -203,11 +220,16 @@ class XlaGymEnv(gymnasium.Env):
         drawn in an ``H x W x 3`` uint8 frame (``gym/render.py``)."""
         if self.render_mode is None:
             return None
+        if self._remote is not None:
+            return self._remote.call("render")
         text = f"{self._benchmark} after {self._steps} steps: {self.env.commandline()}"
         return text if self.render_mode == "ansi" else text_frame(text)
 
     def close(self) -> None:
-        self.env.close()
+        if self._remote is not None:
+            self._remote.close()
+        if self.env is not None:
+            self.env.close()
         super().close()
 
     # -------------------------------------------------------------- the rest
@@ -222,9 +244,30 @@ class XlaGymEnv(gymnasium.Env):
         return self._mask.astype(bool)
 
     @property
+    def remote(self) -> bool:
+        """Whether the env runs in a child interpreter: this process was forked after
+        gRPC ran in its parent (``gym/remote.py``)."""
+        return self._remote is not None
+
+    @property
     def compiler_env(self) -> Any:
         """The CompilerGym env underneath (``commandline()``, ``state``, ``validate()``...)."""
+        if self._remote is not None:
+            raise RuntimeError(
+                "Expected the CompilerGym env in this process, got it in another interpreter: "
+                "this process was forked after gRPC ran here (gym/remote.py); start it with "
+                "the 'forkserver' or 'spawn' method to reach compiler_env"
+            )
         return self.env
+
+    def _forward(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """``name`` called on the env in the other interpreter; its mask and benchmark kept here."""
+        assert self._remote is not None
+        result = self._remote.call(name, *args, **kwargs)
+        info = result[-1]
+        self._mask[:] = info["action_mask"]
+        self._benchmark = info["benchmark"]
+        return result
 
     def _as_benchmark(self, benchmark: Any) -> Any:
         """A URI of one of your own modules as its ``Benchmark``; anything else as it is."""
