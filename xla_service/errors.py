@@ -25,6 +25,7 @@ __all__ = [
     "SessionNotFoundError",
     "PermissionDeniedError",
     "ExecutionError",
+    "ForkedClientError",
     "close_matches",
 ]
 
@@ -105,3 +106,8 @@ class ExecutionError(XlaGymError, ValueError):
     A ValueError, like :class:`PassCrashedError`, so that the client raises
     it to the caller (``Runtime``, validation) and the episode goes on.
     """
+
+
+class ForkedClientError(XlaGymError, RuntimeError):
+    """A client made in a process forked from one that had used gRPC: gRPC does not
+    survive ``fork()`` (its threads stay behind), and the child may hang for ever."""

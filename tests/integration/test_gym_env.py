@@ -36,7 +36,9 @@ def test_make_in_a_fresh_interpreter_with_the_module_id_form():
 
 @pytest.fixture(scope="module")
 def env():
-    env = gymnasium.make("xla-v0", benchmarks=SMALL_SUITE, max_episode_steps=4, stop_action=True)
+    env = gymnasium.make(
+        "xla-v0", benchmarks=SMALL_SUITE, max_episode_steps=4, stop_action=True, mask="known"
+    )
     yield env
     env.close()
 
@@ -121,12 +123,19 @@ def test_executable_digest_is_text():
 
 @pytest.mark.parametrize("mode", ["sync", "async"])
 def test_make_vec(mode):
-    envs = gymnasium.make_vec("xla-v0", num_envs=2, vectorization_mode=mode, benchmarks=SMALL_SUITE, max_episode_steps=3)
+    envs = gymnasium.make_vec(
+        "xla-v0", num_envs=2, vectorization_mode=mode, benchmarks=SMALL_SUITE, max_episode_steps=3,
+        render_mode="rgb_array",
+    )
     try:
         obs, info = envs.reset(seed=0)
         assert obs.shape == (2, 133)
         obs, rewards, terminated, truncated, info = envs.step(np.array([PASS_NAMES.index("cse")] * 2))
         assert rewards.shape == (2,) and (rewards > 0).all()
+        # async forks this process, where gRPC ran: each env runs in a fresh interpreter
+        assert envs.get_attr("remote") == (mode == "async",) * 2
+        assert (info["action_mask"][:, PASS_NAMES.index("cse")] == 1).all()
+        assert [frame.shape for frame in envs.render()] == [(480, 640, 3)] * 2
     finally:
         envs.close()
 

@@ -18,9 +18,11 @@ it is corrected here, never in site-packages:
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import shutil
+import subprocess
 import sys
 import weakref
 from collections.abc import Iterable
@@ -44,10 +46,10 @@ from xla_service.env.connection import (
 from xla_service.env.datasets import default_benchmark_uri, get_xla_datasets
 from xla_service.env.rewards import default_rewards
 from xla_service.env.validation import make_validatable
-from xla_service.errors import UnknownPassError, close_matches
+from xla_service.errors import ForkedClientError, UnknownPassError, close_matches
 from xla_service.lifeline import CLIENT_PID_VARIABLE
 
-__all__ = ["XlaEnv", "service_executable"]
+__all__ = ["XlaEnv", "forked_after_grpc", "service_executable"]
 
 SERVICE_EXECUTABLE = "xla-gym-service"
 #: The observation that carries XLA's errors of a step (``session/observations.py``).
@@ -58,6 +60,29 @@ logger = logging.getLogger(__name__)
 #: client env finalized later (e.g. held by an uncaught exception's traceback)
 #: hangs the interpreter in gRPC's ``channel.close()``.
 _LIVE: weakref.WeakSet[XlaEnv] = weakref.WeakSet()
+#: The process that made this module's first client (gRPC runs there), None before.
+_GRPC_PID: int | None = None
+
+
+def forked_after_grpc() -> bool:
+    """Whether this process was forked from one where an ``XlaEnv`` had used gRPC:
+    gRPC does not survive ``fork()``, and a new channel here may hang for ever."""
+    return _GRPC_PID is not None and _GRPC_PID != os.getpid()
+
+
+def _forget_parent_envs() -> None:
+    """In a forked child: the parent's envs are the parent's. Drop this copy of
+    them without a word to their service (closing them here would end the
+    parent's sessions and stop its service, at exit or when collected)."""
+    for env in list(_LIVE):
+        service: Any = getattr(env, "service", None)
+        if service is not None:
+            service.connection = None  # this copy only: the parent's stays open
+            env.service = None  # type: ignore[assignment]
+    _LIVE.clear()
+
+
+os.register_at_fork(after_in_child=_forget_parent_envs)
 
 
 @atexit.register
@@ -67,6 +92,29 @@ def _close_live_envs() -> None:
             env.close()
         except Exception as e:  # exiting anyway: report, close the others
             logger.warning("Closing %s at exit failed: %s", type(env).__name__, e)
+
+
+def _abandon(service: Any, stop: bool) -> None:
+    """Drop ``service`` (a ``CompilerGymServiceConnection``) without gRPC: stop the
+    process it launched (if ``stop``) and mark it closed, so that no ``__del__``
+    closes its channel later. Closing a gRPC channel waits for gRPC's polling
+    threads, which no longer run once the interpreter is finalizing: that wait
+    never ends."""
+    connection = getattr(service, "connection", None)
+    if connection is None:
+        return
+    process = getattr(connection, "process", None)
+    if stop and process is not None and process.poll() is None:
+        process.terminate()  # the service's own shutdown stops its workers
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    cache = getattr(connection, "cache", None)
+    if cache is not None:
+        with contextlib.suppress(Exception):
+            cache.close()
+    service.connection = None
 
 
 def _launch_settings(settings: ConnectionOpts | None) -> ConnectionOpts:
@@ -106,6 +154,18 @@ class XlaEnv(ClientServiceCompilerEnv):
         auth_token: str | None = None,
         **kwargs: Any,
     ) -> None:
+        global _GRPC_PID
+        if forked_after_grpc():
+            raise ForkedClientError(
+                f"Expected a process that gRPC has not run in, got one forked (pid {os.getpid()}) "
+                f"from process {_GRPC_PID} after it had made an xla-v0 env: gRPC does not "
+                "survive fork() and this env could hang for ever. Start the process with the "
+                "'forkserver' or 'spawn' method (multiprocessing.get_context('forkserver'); "
+                "gymnasium.make_vec(..., vector_kwargs={'context': 'forkserver'}); SB3's "
+                "SubprocVecEnv does by default), or make the env with xla_service.gym, "
+                "which runs it in a fresh interpreter there."
+            )
+        _GRPC_PID = _GRPC_PID or os.getpid()
         # Custom benchmarks by URI, so that env.validate() and fork() can reset to them.
         self._custom_benchmarks: dict[str, Benchmark] = {}
         if isinstance(benchmark, Benchmark):
@@ -121,17 +181,23 @@ class XlaEnv(ClientServiceCompilerEnv):
         kwargs.setdefault("service_message_converters", message_converters())
         #: Whether this env made its connection (a fork shares its parent's).
         self._owns_service = kwargs.get("service_connection") is None
-        super().__init__(
-            *args,
-            service=endpoint,
-            benchmark=benchmark or default_benchmark_uri(),
-            observation_space=observation_space,
-            reward_space=reward_space,
-            datasets=get_xla_datasets(),
-            rewards=default_rewards(),
-            **kwargs,
-        )
+        # Closed at exit even if the constructor fails half-way (a bad benchmark,
+        # reward or dataset): the connection it opened must not outlive the threads.
         _LIVE.add(self)
+        try:
+            super().__init__(
+                *args,
+                service=endpoint,
+                benchmark=benchmark or default_benchmark_uri(),
+                observation_space=observation_space,
+                reward_space=reward_space,
+                datasets=get_xla_datasets(),
+                rewards=default_rewards(),
+                **kwargs,
+            )
+        except BaseException:
+            self._close_after_failure()
+            raise
 
     # ------------------------------------------------------------ benchmarks
 
@@ -211,11 +277,28 @@ class XlaEnv(ClientServiceCompilerEnv):
     def close(self) -> None:
         """As CompilerGym's, except that a fork without a session (its reset failed)
         leaves the service it shares alone: the stock client would stop it, and
-        with it every other session."""
-        if not self._owns_service and not self.in_episode and getattr(self, "service", None) is not None:
+        with it every other session; and that once the interpreter is finalizing
+        it only stops the service (:func:`_abandon`)."""
+        service: Any = getattr(self, "service", None)
+        if service is None:
+            return
+        if not self._owns_service and not self.in_episode:
+            self.service = None  # type: ignore[assignment]
+            return
+        if sys.is_finalizing():
+            _abandon(service, stop=self._owns_service)
             self.service = None  # type: ignore[assignment]
             return
         super().close()
+
+    def _close_after_failure(self) -> None:
+        """Close what a failed constructor opened, without masking its error."""
+        try:
+            self.close()
+        except Exception as e:
+            logger.warning("Closing a half-made %s failed: %s", type(self).__name__, e)
+            _abandon(getattr(self, "service", None), stop=self._owns_service)
+            self.service = None  # type: ignore[assignment]
 
     def validate(self, state: CompilerEnvState | None = None) -> ValidationResult:
         """As CompilerGym's, but never in the live episode: in a fork of it, or,

@@ -8,7 +8,9 @@
 It drives CompilerGym's client (``xla_service.env.XlaEnv``) over the same
 service, so the two share the engine, its cache and the experience store.
 
-- **Benchmarks**: a list of URIs, or ``"PART,..."`` where a part is a
+- **Benchmarks**: a list of URIs or of your own modules (``Benchmark``s such as
+  ``benchmark_from_jax(fn, *args)``, HLO text, HLO text files: ``gym/benchmarks.py``),
+  or ``"PART,..."`` where a part is a
   ``SUITE[:SPLIT]`` or a URI (e.g. ``"xla-gpt2-v0:train,xla-bert-v0:train"``,
   ``"xla-unet-v0:heldout"``, ``"xla-gpt2-v0,generator://xla-random-v0/0-999"``);
   a generator URI names seeds (``"generator://xla-random-v0"``: every seed, drawn by the env's
@@ -26,15 +28,16 @@ service, so the two share the engine, its cache and the experience store.
   ``terminated`` by the stop action or when the service ends the episode.
 - **info**: ``benchmark``, ``pass`` (name), ``changed``, ``pass_error``
   (XLA's message, "" if none) and ``action_mask`` (int8, 1 = allowed; the stop
-  action is always 1). Which passes it masks, ``mask=``:
+  action is always 1), also ``action_masks()`` (bool, sb3-contrib's
+  ``MaskablePPO`` reads it). Which passes it masks, ``mask=``:
 
-  - ``"known"`` (default): those known, from the service's cache or the
+  - ``"episode"`` (default): those this episode tried at this state and saw
+    change nothing or fail (cleared when a pass changes the module). It follows
+    only the episode's own steps, so seeded runs repeat on any machine and store.
+  - ``"known"`` (opt-in): those known, from the service's cache or the
     experience store, to change nothing or fail at this state, even if this
     episode never tried them there. The mask follows what the store holds:
     two runs with the same seed act alike only if their stores know the same.
-  - ``"episode"``: those this episode tried at this state and saw change
-    nothing or fail (cleared when a pass changes the module). It follows only
-    the episode's own steps, so seeded runs repeat on any machine and store.
 """
 from __future__ import annotations
 
@@ -46,13 +49,17 @@ import numpy as np
 from gymnasium import spaces
 
 from xla_service.catalog.passes import PASS_NAMES
+from xla_service.gym.remote import RemoteEnv
+from xla_service.gym.render import text_frame
 from xla_service.gym.spaces import Converter, converter
 
-__all__ = ["MASKS", "XlaGymEnv", "resolve_benchmarks"]
+__all__ = ["MASKS", "RENDER_MODES", "XlaGymEnv", "resolve_benchmarks"]
 
 _OUTCOMES = "PassOutcomes"
 #: The ``mask=`` values: where ``info["action_mask"]`` learns which passes to rule out.
 MASKS = ("known", "episode")
+#: ``render_mode=`` values (None: no render).
+RENDER_MODES = ("ansi", "rgb_array")
 
 
 def resolve_benchmarks(benchmarks: None | str | Sequence[str], split: str = "train") -> Sequence[str]:
@@ -89,7 +96,7 @@ def resolve_benchmarks(benchmarks: None | str | Sequence[str], split: str = "tra
 class XlaGymEnv(gymnasium.Env):
     """xla-v0 through Gymnasium's API (see the module docstring)."""
 
-    metadata: dict[str, Any] = {"render_modes": ["ansi"], "render_fps": 1}
+    metadata: dict[str, Any] = {"render_modes": list(RENDER_MODES), "render_fps": 1}
 
     def __init__(
         self,
@@ -99,7 +106,7 @@ class XlaGymEnv(gymnasium.Env):
         reward_scale: str | None = None,
         max_episode_steps: int | None = 20,
         stop_action: bool = False,
-        mask: str = "known",
+        mask: str = "episode",
         service: str | None = None,
         render_mode: str | None = None,
         **make_kwargs: Any,
@@ -108,11 +115,14 @@ class XlaGymEnv(gymnasium.Env):
             raise ValueError(f"Expected max_episode_steps >= 1 or None, got {max_episode_steps}")
         if reward_scale not in (None, "initial"):
             raise ValueError(f"Expected reward_scale None or 'initial', got {reward_scale!r}")
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"Expected render_mode None or 'ansi', got {render_mode!r}")
+        if render_mode is not None and render_mode not in RENDER_MODES:
+            raise ValueError(f"Expected render_mode None or one of {RENDER_MODES}, got {render_mode!r}")
         if mask not in MASKS:
             raise ValueError(f"Expected mask one of {MASKS}, got {mask!r}")
-        self.benchmarks = resolve_benchmarks(benchmarks)
+        from xla_service.gym.benchmarks import own_benchmarks  # imports compiler_gym
+
+        named, self._own = own_benchmarks(benchmarks)
+        self.benchmarks = resolve_benchmarks(named)
         names = [observation] if isinstance(observation, str) else list(observation)
         self._converters: dict[str, Converter] = {name: converter(name) for name in names}
         self._single = isinstance(observation, str)
@@ -130,16 +140,28 @@ class XlaGymEnv(gymnasium.Env):
         self.mask = mask
         # what every reset and step asks the service for: the observations, then what the mask reads
         self._spaces = [c.source for c in self._converters.values()] + ([_OUTCOMES] if mask == "known" else [])
-        import compiler_gym
+        from xla_service.env.xla_env import forked_after_grpc
 
-        self.env = compiler_gym.make(
-            "xla-v0",
-            benchmark=self.benchmarks[0],
-            observation_space=None,
-            reward_space=reward,
-            **({"service": service} if service else {}),
-            **make_kwargs,
-        )
+        self._remote: RemoteEnv | None = None
+        self.env: Any = None
+        if forked_after_grpc():  # gRPC does not survive fork(): run the env afresh (gym/remote.py)
+            self._remote = RemoteEnv({
+                "benchmarks": benchmarks, "observation": observation, "reward": reward,
+                "reward_scale": reward_scale, "max_episode_steps": max_episode_steps,
+                "stop_action": stop_action, "mask": mask, "service": service,
+                "render_mode": render_mode, **make_kwargs,
+            })
+        else:
+            import compiler_gym
+
+            self.env = compiler_gym.make(
+                "xla-v0",
+                benchmark=self._as_benchmark(self.benchmarks[0]),
+                observation_space=None,
+                reward_space=reward,
+                **({"service": service} if service else {}),
+                **make_kwargs,
+            )
         self._scale = 1.0
         self._steps = 0
         self._benchmark = self.benchmarks[0]
@@ -152,11 +174,14 @@ class XlaGymEnv(gymnasium.Env):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
+        if self._remote is not None:
+            return self._forward("reset", seed=seed, options=options)  # type: ignore[no-any-return]
         benchmark = (options or {}).get("benchmark") or self.benchmarks[
             int(self.np_random.integers(len(self.benchmarks)))
         ]
-        self.env.reset(benchmark=benchmark)
-        self._benchmark, self._steps = str(benchmark), 0
+        self.env.reset(benchmark=self._as_benchmark(benchmark))
+        self._benchmark = str(getattr(benchmark, "uri", benchmark))  # a URI, or a Benchmark
+        self._steps = 0
         self._futile.clear()
         self._scale = float(max(self.env.observation["OpCountInitial"], 1)) if self.reward_scale else 1.0
         observation, outcomes = self._observe()
@@ -166,6 +191,8 @@ class XlaGymEnv(gymnasium.Env):
         index = int(action)
         if not 0 <= index < len(self.action_names):
             raise ValueError(f"Expected an action in [0, {len(self.action_names)}), got {action!r}")
+        if self._remote is not None:
+            return self._forward("step", index)  # type: ignore[no-any-return]
         self._steps += 1
         truncated = self.max_episode_steps is not None and self._steps >= self.max_episode_steps
         if self.stop_action and index == len(PASS_NAMES):
@@ -189,12 +216,20 @@ class XlaGymEnv(gymnasium.Env):
         )
 
     def render(self) -> Any:
-        if self.render_mode == "ansi":
-            return f"{self._benchmark} after {self._steps} steps: {self.env.commandline()}"
-        return None
+        """``"ansi"``: the benchmark and the passes so far; ``"rgb_array"``: that text
+        drawn in an ``H x W x 3`` uint8 frame (``gym/render.py``)."""
+        if self.render_mode is None:
+            return None
+        if self._remote is not None:
+            return self._remote.call("render")
+        text = f"{self._benchmark} after {self._steps} steps: {self.env.commandline()}"
+        return text if self.render_mode == "ansi" else text_frame(text)
 
     def close(self) -> None:
-        self.env.close()
+        if self._remote is not None:
+            self._remote.close()
+        if self.env is not None:
+            self.env.close()
         super().close()
 
     # -------------------------------------------------------------- the rest
@@ -204,10 +239,39 @@ class XlaGymEnv(gymnasium.Env):
         """1 for the actions worth trying at the current state (see the module docstring)."""
         return self._mask.copy()
 
+    def action_masks(self) -> np.ndarray:
+        """:attr:`action_mask` as booleans: what sb3-contrib's ``MaskablePPO`` asks for."""
+        return self._mask.astype(bool)
+
+    @property
+    def remote(self) -> bool:
+        """Whether the env runs in a child interpreter: this process was forked after
+        gRPC ran in its parent (``gym/remote.py``)."""
+        return self._remote is not None
+
     @property
     def compiler_env(self) -> Any:
         """The CompilerGym env underneath (``commandline()``, ``state``, ``validate()``...)."""
+        if self._remote is not None:
+            raise RuntimeError(
+                "Expected the CompilerGym env in this process, got it in another interpreter: "
+                "this process was forked after gRPC ran here (gym/remote.py); start it with "
+                "the 'forkserver' or 'spawn' method to reach compiler_env"
+            )
         return self.env
+
+    def _forward(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        """``name`` called on the env in the other interpreter; its mask and benchmark kept here."""
+        assert self._remote is not None
+        result = self._remote.call(name, *args, **kwargs)
+        info = result[-1]
+        self._mask[:] = info["action_mask"]
+        self._benchmark = info["benchmark"]
+        return result
+
+    def _as_benchmark(self, benchmark: Any) -> Any:
+        """A URI of one of your own modules as its ``Benchmark``; anything else as it is."""
+        return self._own.get(benchmark, benchmark) if isinstance(benchmark, str) else benchmark
 
     def _observe(self) -> tuple[Any, Any]:
         return self._split([self.env.observation[n] for n in self._spaces])
