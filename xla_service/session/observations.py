@@ -308,7 +308,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
         "PassOutcomes",
         f"int64 array ({len(PASS_NAMES)},): what each pass is known (from the cache or the "
         "experience store) to do to the current module: 0 not known, 1 changes it, 2 changes "
-        "nothing, 3 XLA fails; the Gymnasium env's `action_mask` masks 2 and 3",
+        "nothing, 3 XLA fails; the Gymnasium env's `action_mask` masks 2 and 3 with `mask=\"known\"`",
         _ints(len(PASS_NAMES)), _ints_event([0] * len(PASS_NAMES)), lambda s: _outcomes(s),
     ),
     Observation(
