@@ -34,7 +34,7 @@ def parser() -> argparse.ArgumentParser:
     )
     which = p.add_argument_group("benchmarks")
     which.add_argument("--benchmark", action="append", default=None, metavar="URI",
-                       help="search this benchmark (repeatable); overrides --split")
+                       help="search this benchmark (repeatable); overrides --split (default: none, the split)")
     which.add_argument("--split", default="test", choices=SPLITS, help="search every benchmark of this split (default: %(default)s)")
     which.add_argument("--heldout", action="store_true", help="the held-out families (same as --split heldout; default: off)")
     which.add_argument("--dataset", action="append", default=None, metavar="SUITE",
@@ -117,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 failed += 1
                 bar.update()
                 continue
-            if not args.no_validate:
+            if not args.no_validate and data["optimum"]["validated"] is None:
                 from leaderboard.optimum.files import result_path, write_result
 
                 validate_optimum(data)

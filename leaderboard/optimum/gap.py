@@ -105,6 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print("|---|---|---|---|---|")
     for path in args.results:
         g = gap(path, known)
+        if not g.n:
+            continue
         print(f"| {path} | {g.n} ({g.exact}) | {g.mean_ops_above:.1f} ({g.max_ops_above:g}) | "
               f"{g.solved_optimally:.0%} | {len(g.below_bound)} |")
     return 0

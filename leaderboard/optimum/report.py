@@ -1,17 +1,20 @@
 """The state graphs of ``python -m leaderboard.optimum`` as a table, beside the best committed result.
 
-``python -m leaderboard.optimum.report [--out DIR] [--split test]``
+``python -m leaderboard.optimum.report [--out DIR] [--json FILE]``
 
 One row per graph file: initial op count, states found (expanded) and
 transitions tried, how the search stopped, the optimum and what it is
 (``optimal``, ``optimal among orders of length <= D`` or ``best found``),
 whether its order validated by execution, the fewest ops any committed
-validated result file reached (``leaderboard.headroom``), and the states
-found per depth (the growth).
+validated result file of the test split or the held-out families reached
+(``leaderboard.headroom``), and the states found per depth (the growth).
+``--json`` also writes the rows (the graphs' summaries, without their states
+and transitions): what the reproduce stage commits.
 """
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,17 +53,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m leaderboard.optimum.report", description=__doc__.split("\n")[0])
     p.add_argument("--out", type=Path, default=default_out(),
                    help="the state graphs' folder (python -m leaderboard.optimum --out; default: %(default)s)")
-    p.add_argument("--split", default="test",
-                   help="split of the committed results compared with (default: %(default)s)")
+    p.add_argument("--json", type=Path, default=None, help="also write the rows to this JSON file (default: none)")
     args = p.parse_args(argv)
     from leaderboard.figures import HERE
     from leaderboard.headroom import best_op_counts, validated_results
 
-    used, _ = validated_results(HERE / "agents", args.split)
+    used = [path for split in ("test", "heldout") for path in validated_results(HERE / "agents", split)[0]]
     committed, _ = best_op_counts(used)
     table = rows(args.out, committed)
     if not table:
         raise SystemExit(f"--out: expected state graph files (python -m leaderboard.optimum) in {args.out}, got none")
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(table, indent=1) + "\n")
     print("| benchmark | initial ops | states (expanded) | transitions | stopped | seconds | optimum | bound "
           "| order | validated | best committed | states by depth |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")

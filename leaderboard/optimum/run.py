@@ -44,7 +44,7 @@ def benchmark_text(uri: str, engine: Engine) -> str:
 
     for dataset in get_xla_datasets():
         if uri.startswith(f"{dataset.name}/"):
-            return _benchmark_text(dataset.benchmark(uri), engine)
+            return _benchmark_text(dataset.benchmark(uri).proto, engine)
     names = ", ".join(d.name for d in get_xla_datasets())
     raise LookupError(f"Expected a benchmark URI of one of {names}, got {uri!r}")
 
@@ -68,15 +68,16 @@ def optimum_of(
     """
     path = result_path(out, uri)
     graph: StateGraph | None = None
+    previous: dict[str, Any] | None = None
     seconds = 0.0
     if path.exists():
         if not resume:
             raise FileExistsError(f"{path} exists: pass --resume to continue it, or remove it")
-        data = read_result(path)
-        if data["benchmark"] != uri:
-            raise ValueError(f"Expected a state graph of {uri} at {path}, got one of {data['benchmark']}")
-        graph = graph_from_json(data)
-        seconds = float(data.get("seconds", 0.0))
+        previous = read_result(path)
+        if previous["benchmark"] != uri:
+            raise ValueError(f"Expected a state graph of {uri} at {path}, got one of {previous['benchmark']}")
+        graph = graph_from_json(previous)
+        seconds = float(previous.get("seconds", 0.0))
     initial = engine.load(benchmark_text(uri, engine))
     stored = getattr(engine.cache.backing, "state", None)
 
@@ -101,6 +102,8 @@ def optimum_of(
 
     search(engine, initial, passes, budget, graph_now, state_of=state_of, workers=workers, progress=checkpoint)
     data = graph_to_json(graph_now, uri, extra())
+    if previous is not None and previous["optimum"]["order"] == data["optimum"]["order"]:
+        data["optimum"]["validated"] = previous["optimum"]["validated"]  # the same order: its verdict stands
     write_result(path, data)
     return data
 

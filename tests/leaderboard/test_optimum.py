@@ -149,3 +149,20 @@ def test_gap_from_a_results_csv(tmp_path: Path) -> None:
     csv.write_text("benchmark,reward,walltime,commandline\nbenchmark://xla-x-v0/one,4.0,1.0,dce\n")
     with pytest.raises(ValueError, match="expected at least the exhausted search's optimum 7"):
         gap(csv, known)
+
+
+def test_cli_flags_say_their_defaults_and_select_benchmarks() -> None:
+    from leaderboard.optimum.__main__ import main, parser, select
+    from leaderboard.summary import op_counts
+
+    for action in parser()._actions:
+        if action.option_strings and action.dest != "help":
+            assert "default" in (action.help or ""), action.option_strings
+    smallest = select(parser().parse_args(["--split", "test", "--smallest", "3"]))
+    counts = op_counts()
+    assert len(smallest) == 3
+    assert max(counts[u][0] for u in smallest) <= min(counts[u][0] for u in select(parser().parse_args([]))
+                                                      if u not in smallest)
+    assert select(parser().parse_args(["--benchmark", "benchmark://x/y"])) == ["benchmark://x/y"]
+    with pytest.raises(SystemExit, match="unknown \\['no-such-pass'\\]"):
+        main(["--benchmark", "benchmark://x/y", "--passes", "cse,no-such-pass"])
