@@ -100,7 +100,9 @@ def optimum_of(
             write_result(path, graph_to_json(g, uri, extra()))
             last_save[0] = time.monotonic()
 
-    search(engine, initial, passes, budget, graph_now, state_of=state_of, workers=workers, progress=checkpoint)
+    # with a store, frontier states are read back from it; without, held in memory
+    search(engine, initial, passes, budget, graph_now, state_of=state_of if stored is not None else None,
+           workers=workers, progress=checkpoint)
     data = graph_to_json(graph_now, uri, extra())
     if previous is not None and previous["optimum"]["order"] == data["optimum"]["order"]:
         data["optimum"]["validated"] = previous["optimum"]["validated"]  # the same order: its verdict stands

@@ -88,6 +88,9 @@ class StateGraph:
         if len(set(self.passes)) != len(self.passes) or not self.passes:
             raise ValueError(f"Expected a non-empty list of distinct passes, got {self.passes!r}")
         self._index = {d: i for i, d in enumerate(self.digests)}
+        self._cursor = 0
+        if any(a > b for a, b in zip(self.depth, self.depth[1:])):
+            raise ValueError(f"Expected states in breadth-first order (depths never decreasing), got depths {self.depth}")
 
     def add(self, state: Analysis, depth: int, parent: tuple[int, int] | None) -> int:
         """The index of ``state``, added if new."""
@@ -114,8 +117,17 @@ class StateGraph:
         return names[::-1]
 
     def frontier(self) -> list[int]:
-        """The states not expanded yet, breadth first."""
-        return sorted((i for i in range(len(self.digests)) if i not in self.expanded), key=lambda i: (self.depth[i], i))
+        """The states not expanded yet, breadth first (found in order of depth: index order)."""
+        return [i for i in range(self.next_state() or 0, len(self.digests)) if i not in self.expanded]
+
+    def next_state(self) -> int | None:
+        """The first state not expanded yet (breadth first), or None: states are found in
+        order of depth and expanded in index order, so the states before it never change."""
+        cursor = getattr(self, "_cursor", 0)
+        while cursor < len(self.digests) and cursor in self.expanded:
+            cursor += 1
+        self._cursor = cursor
+        return cursor if cursor < len(self.digests) else None
 
     @property
     def exhausted(self) -> bool:
@@ -126,8 +138,8 @@ class StateGraph:
     def complete_depth(self) -> int | None:
         """D such that the best state is optimal among the orders of length <= D
         (every state of depth < D expanded); None when exhausted (no bound)."""
-        waiting = self.frontier()
-        return None if not waiting else self.depth[waiting[0]]
+        waiting = self.next_state()
+        return None if waiting is None else self.depth[waiting]
 
     def best(self) -> int:
         """The state with the fewest ops, the shallowest of them, then the first found."""
@@ -176,11 +188,11 @@ def search(
     graph.stopped = ""
     with ThreadPoolExecutor(max(1, workers)) as pool:
         while True:
-            waiting = graph.frontier()
-            if not waiting:
+            found = graph.next_state()
+            if found is None:
                 graph.stopped = "exhausted"
                 break
-            i = waiting[0]
+            i = found
             if budget.max_depth is not None and graph.depth[i] >= budget.max_depth:
                 graph.stopped = "max_depth"
                 break
