@@ -166,3 +166,25 @@ def test_cli_flags_say_their_defaults_and_select_benchmarks() -> None:
     assert select(parser().parse_args(["--benchmark", "benchmark://x/y"])) == ["benchmark://x/y"]
     with pytest.raises(SystemExit, match="unknown \\['no-such-pass'\\]"):
         main(["--benchmark", "benchmark://x/y", "--passes", "cse,no-such-pass"])
+
+
+def test_result_files_resume_and_refuse_to_overwrite(
+    engine: Engine, initial: Analysis, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from leaderboard.optimum import run
+
+    monkeypatch.setattr(run, "benchmark_text", lambda uri, engine: RUNTIME_HLO.decode())
+    uri = "benchmark://xla-test-v0/runtime"
+    first = run.optimum_of(engine, uri, tmp_path, Budget(max_states=1), PASSES, resume=False, workers=2)
+    assert first["stopped"] == "max_states" and not first["exhausted"] and first["states_expanded"] == 1
+    assert first["optimum"]["bound"] == "optimal among orders of length <= 1"
+    with pytest.raises(FileExistsError, match="pass --resume"):
+        run.optimum_of(engine, uri, tmp_path, Budget(), PASSES, resume=False)
+    done = run.optimum_of(engine, uri, tmp_path, Budget(), PASSES, resume=True, workers=2)
+    whole = search(engine, initial, PASSES)
+    assert done["exhausted"] and done["optimum"]["op_count"] == whole.op_counts[whole.best()]
+    assert done["steps_tried"] == len(whole.transitions)  # the first run's steps were not tried again
+    on_disk = json.loads(result_path(tmp_path, uri).read_text())
+    assert on_disk["transitions"] == done["transitions"] and len(on_disk["states"]) == len(whole.digests)
+    again = run.optimum_of(engine, uri, tmp_path, Budget(), PASSES, resume=True)
+    assert again["steps_tried"] == done["steps_tried"] and again["transitions"] == done["transitions"]
