@@ -9,6 +9,7 @@ and a line: states, exhausted or the bound, the optimum and its order.
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -60,6 +61,9 @@ def parser() -> argparse.ArgumentParser:
                    "an exhausted graph costs nothing (default: off; then an existing file is an error)")
     p.add_argument("--checkpoint-every", type=float, default=60.0, metavar="SECONDS",
                    help="write the graph every this many seconds during a search, and at its end (default: %(default)s)")
+    p.add_argument("--verbose", action="store_true",
+                   help="show the engine's warnings (a worker replaced...) above the progress bar "
+                   "(default: off; each file counts the workers replaced)")
     p.add_argument("--no-validate", action="store_true",
                    help="do not validate each optimum's order by execution in the stock env (default: validate)")
     return p
@@ -94,6 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         value = getattr(args, flag)
         if value is not None and value < (1 if flag == "workers" else 0):
             raise SystemExit(f"--{flag.replace('_', '-')}: expected a number >= 0, got {value}")
+    if not args.verbose:  # the pool replaces workers routinely under a steady load
+        logging.getLogger("xla_service.passes.pool").setLevel(logging.ERROR)
     budget = Budget(args.max_depth, args.max_states, args.time_budget if args.time_budget > 0 else None)
     passes = _passes(args.passes)
     uris = select(args)

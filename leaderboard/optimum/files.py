@@ -9,7 +9,8 @@ One file per benchmark, ``OUT/<suite>/<name>.json`` (:func:`result_path`)::
                                             "unchanged" or "failed" (errors: [[state, pass, message]]),
     stopped, exhausted, complete_depth, growth: [[found, expanded] per depth],
     optimum: {op_count, state, order, bound, validated},
-    initial_op_count, seconds, steps_tried, budget
+    initial_op_count, seconds (over every run), steps_tried, budget (the last run's),
+    last_run: {steps_computed (XLA ran), steps_from_store, workers_replaced}
 
 ``states`` and ``transitions`` are the benchmark's whole MDP under the op
 count (when ``exhausted``): the dataset for offline RL and for scoring a

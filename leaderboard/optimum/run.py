@@ -88,10 +88,14 @@ def optimum_of(
     last_save = [started]
     graph_now = graph or StateGraph(list(passes))
 
+    before = _engine_counts(engine)
+
     def extra() -> dict[str, Any]:
+        now = _engine_counts(engine)
         return {"seconds": round(seconds + time.monotonic() - started, 1),
                 "budget": {"max_depth": budget.max_depth, "max_states": budget.max_states,
-                           "time_budget": budget.time_budget}}
+                           "time_budget": budget.time_budget},
+                "last_run": {k: now[k] - before[k] for k in now}}
 
     def checkpoint(g: StateGraph) -> None:
         if progress is not None:
@@ -108,6 +112,14 @@ def optimum_of(
         data["optimum"]["validated"] = previous["optimum"]["validated"]  # the same order: its verdict stands
     write_result(path, data)
     return data
+
+
+def _engine_counts(engine: Engine) -> dict[str, int]:
+    """Steps the engine computed (XLA ran), read from the store, and workers it replaced."""
+    cache = engine.cache.stats()
+    misses, from_store = cache["misses"].get("step", 0), cache["backing_hits"].get("step", 0)
+    return {"steps_computed": misses - from_store, "steps_from_store": from_store,
+            "workers_replaced": engine.workers_replaced}
 
 
 def validate_optimum(data: dict[str, Any], jobs: int = 1) -> bool:
