@@ -28,7 +28,7 @@ PASSES = ["cse", "algsimp", "dce", "transpose-folding", "tuple-simplifier", "res
 @pytest.fixture(scope="module")
 def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Engine]:
     store = ExperienceStore(tmp_path_factory.mktemp("optimum") / "store.sqlite")
-    engine = Engine(workers=2, backing=store)
+    engine = Engine(workers=2, backing=store, preempt_after=60.0)
     try:
         yield engine
     finally:
@@ -99,7 +99,7 @@ def test_depth_bound_equals_brute_force_to_that_depth(engine: Engine, initial: A
 def test_interrupted_search_resumes_without_recomputing(tmp_path: Path) -> None:
     def fresh(store_path: Path) -> tuple[Engine, ExperienceStore]:
         store = ExperienceStore(store_path)
-        return Engine(workers=1, backing=store), store
+        return Engine(workers=1, backing=store, preempt_after=60.0), store
 
     whole_engine, whole_store = fresh(tmp_path / "whole.sqlite")
     try:
