@@ -49,7 +49,8 @@ def parser() -> argparse.ArgumentParser:
     bounds.add_argument("--max-states", type=int, default=None, metavar="N",
                         help="expand at most N states in all, counting resumed runs (default: no bound)")
     bounds.add_argument("--time-budget", type=float, default=600.0, metavar="SECONDS",
-                        help="stop expanding after this many seconds of this run (0 or less: no bound; default: %(default)s)")
+                        help="stop expanding after this many seconds of this run, checked between states "
+                        "(a state takes 64 compiles; 0 or less: no bound; default: %(default)s)")
     p.add_argument("--passes", default="", metavar="A,B,...",
                    help="the action set, comma-separated pass names (default: all 64 passes of the env)")
     p.add_argument("--workers", type=int, default=2, help="XLA worker processes; passes of a state run side by side (default: %(default)s)")
