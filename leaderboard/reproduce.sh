@@ -33,9 +33,10 @@
 #   bash leaderboard/reproduce.sh backend_reference  # XLA's own backend costs of the backend sample of the test split and the held-out families (both pipelines)
 #   bash leaderboard/reproduce.sh backend_headroom  # greedy (after the default order, and plain) on every backend task, the backend sample; the headroom table
 #   bash leaderboard/reproduce.sh backend_rl  # PPO on the backend track (BACKEND_TASK), seeds 0-4, evaluated on the backend sample
+#   bash leaderboard/reproduce.sh optimum    # the optimum op count by exhaustive search (budgeted), test split + held-out; the gap of every agent
 #
 # Each stage is a function stage_NAME in one of leaderboard/reproduce/*.sh (search, rl, runtime,
-# report, gnn, world_model, backend), which this script sources; the helpers below are shared by all.
+# report, gnn, world_model, backend, optimum), which this script sources; the helpers below are shared by all.
 #
 # A second argument keeps only the jobs whose name contains it, e.g.
 # `reproduce.sh train a2c` or `reproduce.sh search greedy` (to run jobs side by side).

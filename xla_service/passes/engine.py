@@ -96,7 +96,11 @@ class Engine:
         backing: Backing | None = None,
         worker_memory: int | None = None,
         max_instructions: int = MAX_INSTRUCTIONS,
+        preempt_after: float = 0.5,
     ) -> None:
+        """``preempt_after``: seconds a caller waits for a worker finishing its last
+        compile's tail before that worker is replaced (``pool.py``); a batch job that
+        keeps every worker busy does better waiting (replacing costs a worker start)."""
         self.step_timeout = step_timeout
         self.max_instructions = max_instructions
         #: Every step's dump folder lives here.
@@ -106,6 +110,7 @@ class Engine:
             log_dir or Path(tempfile.mkdtemp(prefix="xla-gym-")),
             {"XLA_GYM_SCRATCH": self._scratch.path},
             memory_limit=worker_memory or default_worker_memory(workers),
+            preempt_after=preempt_after,
         )
         self.cache = Cache(cache_size, cache_bytes, backing)
 
