@@ -144,6 +144,16 @@ def _spearman(a: Sequence[float], b: Sequence[float]) -> float:
     return float(stats.spearmanr(a, b).statistic) if len(a) >= 3 and len(set(a)) > 1 and len(set(b)) > 1 else float("nan")
 
 
+def _interval(a: Sequence[float], b: Sequence[float]) -> str:
+    """Spearman's rho with a 95% interval (Fisher's z, standard error sqrt(1.06 / (n - 3)): Fieller et al. 1957)."""
+    rho = _spearman(a, b)
+    if math.isnan(rho) or len(a) < 5:
+        return f"{rho:.3f}"
+    half = 1.96 * math.sqrt(1.06 / (len(a) - 3))
+    z = math.atanh(min(max(rho, -0.999999), 0.999999))
+    return f"{rho:.3f} [{math.tanh(z - half):.2f}, {math.tanh(z + half):.2f}]"
+
+
 def _fit(train: list[tuple[list[Kernel], float]]) -> Roofline:
     """The roofline constants that best predict log runtime on ``train``."""
     def loss(logs: np.ndarray) -> float:
@@ -168,8 +178,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="seed of the module and order draws (default: %(default)s)")
     parser.add_argument("--store", default="default", help="experience store for the steps: a path, default or off (default: %(default)s)")
     parser.add_argument("--out", type=Path, default=Path("backend_vs_runtime.json"), help="where every pair goes (default: %(default)s)")
+    parser.add_argument("--report", type=Path, default=None, help="only print the report of a JSON this script wrote (without the roofline fit, which needs the modules) (default: %(default)s)")
     args = parser.parse_args(argv)
     print_header(argv)
+    if args.report:
+        fields = {f for f in Pair.__dataclass_fields__}
+        saved = [Pair(**{k: v for k, v in row.items() if k in fields}) for row in json.loads(args.report.read_text())]
+        report(saved, {}, args.precision)
+        return 0
     from xla_service.passes import observe
     from xla_service.passes.backend import optimized_text
 
@@ -232,12 +248,14 @@ def report(pairs: list[Pair], found: dict[int, list[Kernel]], precision: float) 
                 continue
             runtime = [pairs[i].median for i in sel]
             wall = [float(np.median(pairs[i].wall)) for i in sel]
-            rows.append((family, len(sel), *(f"{_spearman([getattr(pairs[i], a) for i in sel], runtime):.3f}"
-                                              for a in ("estimate", "bytes_accessed", "flops", "kernels")),
+            estimates = [pairs[i].estimate for i in sel]
+            rows.append((family, len(sel), _interval(estimates, runtime),
+                         *(f"{_spearman([getattr(pairs[i], a) for i in sel], runtime):.3f}"
+                           for a in ("bytes_accessed", "flops", "kernels")),
                          f"{_spearman([pairs[i].estimate for i in sel], wall):.3f}"))
         clock = pairs[chosen[0]].clock
         print(f"Spearman's rank correlation with the measured runtime ({clock} seconds; last column: the estimate against wall seconds)")
-        print_rows(rows, ("family", "pairs", "estimate", "bytes accessed", "flops", "kernels", "estimate vs wall"))
+        print_rows(rows, ("family", "pairs", "estimate [95% interval]", "bytes accessed", "flops", "kernels", "estimate vs wall"))
         within = []
         for module in sorted({(pairs[i].family, pairs[i].module) for i in chosen}):
             sel = [i for i in chosen if (pairs[i].family, pairs[i].module) == module]
@@ -247,7 +265,7 @@ def report(pairs: list[Pair], found: dict[int, list[Kernel]], precision: float) 
         if within:
             print(f"within one module (orders of the same module, >= 3 distinct estimates): mean Spearman "
                   f"{np.mean(within):.3f} over {len(within)} modules")
-        train = [(found[i], pairs[i].median) for i in chosen if pairs[i].split == "train"]
+        train = [(found[i], pairs[i].median) for i in chosen if pairs[i].split == "train" and i in found]
         if len(train) >= 10:
             fitted = _fit(train)
             scored = [i for i in chosen if pairs[i].split != "train"]
