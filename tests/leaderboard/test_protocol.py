@@ -9,7 +9,13 @@ from pathlib import Path
 import pytest
 
 from leaderboard.declared import SeedDeclarationError, check_declared, declare, parse_seeds
-from leaderboard.protocol import SharedStoreError, check_store, classify_store, sidecar, write_store_record
+from leaderboard.protocol import (
+    SharedStoreError,
+    check_store,
+    classify_store,
+    sidecar,
+    write_store_record,
+)
 from tests.leaderboard.results_files import GPT2, write_results
 from xla_service.errors import XlaGymError
 from xla_service.store import ExperienceStore
