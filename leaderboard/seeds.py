@@ -151,6 +151,7 @@ def seed_scores(
 ) -> dict[str, tuple[list[float], int]]:
     """Column -> (the scores of the seeds that have all its benchmarks, by seed; how many seeds have only
     some), for one row's results files (grouped by seed); ``cols``: :func:`columns` of the baseline."""
+    check_declared(paths)  # exactly the seeds declared before the run, whoever reads them (improvement too)
     cols = columns(list(baseline)) if cols is None else cols
     by_seed: dict[int, list[str]] = {}
     for path in paths:

@@ -92,6 +92,8 @@ def test_a_stage_uses_another_files_helpers_and_passes_the_environment(sandbox: 
     assert len(evals) == 4  # GNN and MLP, test and held out
     for environment, args in evals:
         assert ("XLA_GYM_STORE=off" in environment) == ("gnn.policy" in args)
+        # with the machine's store the harness needs --shared-store, which it records (leaderboard/PROTOCOL.md)
+        assert ("--shared-store" in args) == ("XLA_GYM_STORE=off" not in environment)
 
 
 def test_a_stage_with_a_table_of_its_own_runs_each_entry(sandbox: Path):
