@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from leaderboard.declared import check_declared
+from leaderboard.declared import SeedDeclarationError, check_declared
 from leaderboard.metrics import geomean, mean
 from leaderboard.presets import PRESETS
 from leaderboard.summary import agent_op_count, family, final_op_counts, op_counts, read_results
@@ -264,7 +264,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = parse_rows(items)
     except ValueError as error:
         parser.error(str(error))
-    table = score_table(rows, baseline_counts(baselines))
+    try:
+        table = score_table(rows, baseline_counts(baselines))
+    except SeedDeclarationError as error:  # seeds other than the declared ones (leaderboard/PROTOCOL.md)
+        parser.error(str(error))
     print("\n".join(markdown(table, {label: validated(paths) for label, paths in rows.items()})))
     if args.figure:
         _figure(table, args.figure, title or "Across training seeds")

@@ -97,6 +97,12 @@ def test_seeds_parse_and_a_declared_batch_is_never_changed(tmp_path):
     assert declare(tmp_path, "ppo-seed*", [2, 1, 0]) == path  # the same declaration, again: fine
     with pytest.raises(SeedDeclarationError, match="never changed"):
         declare(tmp_path, "ppo-seed*", [0, 1, 2, 3, 4])
+    from leaderboard.declared import main as declare_main
+
+    with pytest.raises(SystemExit):  # a learned row: at least 5 seeds
+        declare_main([str(tmp_path), "gnn-seed*", "0-2", "--learned"])
+    assert declare_main([str(tmp_path), "gnn-seed*", "0-4", "--learned"]) == 0
+    assert [b["pattern"] for b in json.loads(path.read_text())["batches"]] == ["ppo-seed*", "gnn-seed*"]
 
 
 def test_results_whose_seeds_differ_from_the_declaration_are_refused(tmp_path, capsys):
@@ -113,8 +119,9 @@ def test_results_whose_seeds_differ_from_the_declaration_are_refused(tmp_path, c
     from leaderboard.summary import main as summary_main
 
     base = write_results(tmp_path / "base.csv", {GPT2: 100})
-    with pytest.raises(SeedDeclarationError, match="row 'PPO'"):
+    with pytest.raises(SystemExit):
         seeds_main(["--baseline", base, f"PPO={tmp_path}/ppo-seed*-test.csv"])
+    assert "row 'PPO': expected the seeds [0, 1, 2]" in capsys.readouterr().err
     with pytest.raises(SystemExit):  # the summary refuses the undeclared seed's file
         summary_main([files[3]])
     assert "is seed 3, which" in capsys.readouterr().err
