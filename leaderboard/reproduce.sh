@@ -100,6 +100,15 @@ score_splits() {  # score_splits PREFIX POLICY: POLICY on the test split and the
     done
 }
 
+declare_seeds() {  # declare_seeds RESULTS_PREFIX SEEDS (e.g. 0-2): before a batch runs, the seeds of its files
+    # RESULTS_PREFIX-seed<k>-{test,heldout}.csv (evaluate_splits'), in their folder's seeds.json (leaderboard.declared);
+    # leaderboard.summary and .seeds refuse other seeds, and a declared batch is never changed (leaderboard/PROTOCOL.md)
+    local split
+    for split in test heldout; do
+        $PY -m leaderboard.declared "$(dirname "$1")" "$(basename "$1")-seed*-$split.csv" "$2"
+    done
+}
+
 evaluate_splits() {  # evaluate_splits RUN RESULTS_PREFIX [rl|gnn]: a run of agents/rl (or agents/gnn) on
     # the test split and the held-out families, into PREFIX-{test,heldout}.csv; --resume runs only
     # the benchmarks a file lacks

@@ -102,6 +102,10 @@ def test_a_stage_with_a_table_of_its_own_runs_each_entry(sandbox: Path):
     assert done.returncode == 0, done.stderr
     evals = [environment for environment, args in calls if args.startswith("-m leaderboard.eval")]
     assert len(evals) == 6  # seeds 0-2, test and held out
+    # the seeds are declared before the first run: test and held-out files, seeds 0-2
+    assert [args for _, args in calls[:2]] == [
+        f"-m leaderboard.declared leaderboard/agents/rl/results/generalize six-ppo-seed*-{split}.csv 0-2"
+        for split in ("test", "heldout")]
     assert all("XLA_GYM_RL_RUN=leaderboard/agents/rl/runs/generalize/six/ppo-OpCount-seed" in e for e in evals)
 
 
