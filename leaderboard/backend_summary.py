@@ -31,7 +31,9 @@ from compiler_gym.compiler_env_state import CompilerEnvState
 
 from leaderboard.backend_reference import DEFAULT_PATH, load_reference
 from leaderboard.check import check_results
+from leaderboard.declared import SeedDeclarationError, check_declared, check_file
 from leaderboard.metrics import Aggregate, aggregate, geomean
+from leaderboard.protocol import store_line
 from leaderboard.seeds import across_seeds, seed_of
 from leaderboard.summary import family, read_results
 from xla_service.catalog.backend import BACKEND_KEYS, BACKEND_OBJECTIVES
@@ -148,6 +150,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="the CSVs are a learned agent's seeds (seed<k> in each name): the mean across seeds")
     args = parser.parse_args(argv)
     track = parse_track(args.reward)
+    try:  # seeds declared before the run, never extended after (leaderboard/PROTOCOL.md)
+        for path in args.results:
+            check_file(path)
+        if args.by_seed:
+            check_declared(args.results)
+    except SeedDeclarationError as error:
+        parser.error(str(error))
     states = read_results(args.results)
     reference = load_reference(args.reference)
     missing = sorted({s.benchmark for s in states} - set(reference))
@@ -175,6 +184,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in sorted(groups, key=lambda n: (n == "all", n)):
         print(groups[name].line())
     _print_empty(list(score), track, reference)
+    for path in args.results:  # which experience store each evaluation read (leaderboard/PROTOCOL.md)
+        print(store_line(path))
     if args.json:
         verdicts = {states[i].benchmark: bool(v[0]) for i, v in checked.items()}
         data = {"reward": args.reward, "scores": score, "validated": verdicts}

@@ -11,6 +11,10 @@ the track's reward space (``--reward``): by default xla-v0's ``OpCount``
 ``schema.OP_COUNT_RULE``), whose metric ``leaderboard.summary`` computes from
 it and the manifests; a backend track's (e.g. ``EstimatedTimeAgentNorm``) is
 summarized by ``leaderboard.backend_summary``.
+
+The experience store the evaluation uses must be its own (``leaderboard.protocol``,
+``leaderboard/PROTOCOL.md``): a shared one is refused unless ``--shared-store``, and
+the verdict is recorded next to the results (``RESULTS.store.json``).
 """
 from __future__ import annotations
 
@@ -31,6 +35,7 @@ from compiler_gym.compiler_env_state import (
 )
 from compiler_gym.envs import CompilerEnv
 
+from leaderboard.protocol import check_store, write_store_record
 from xla_service.env.datasets import SPLITS, split_benchmark_uris
 
 __all__ = ["Policy", "REWARD_SPACE", "Remote", "add_flags", "eval_xla_opcount_policy", "load_policy", "sample_per_suite",
@@ -122,6 +127,13 @@ def add_flags(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--resume",
         action="store_true",
         help="read --leaderboard_results first and run only what it lacks",
+    )
+    parser.add_argument(
+        "--shared-store",
+        dest="shared_store",
+        action="store_true",
+        help="evaluate even with an experience store shared with other runs (the machine's default one): "
+        "refused otherwise (leaderboard/PROTOCOL.md); the choice is recorded in RESULTS.store.json",
     )
     return parser
 
@@ -262,6 +274,7 @@ def eval_xla_opcount_policy(
     if args.n < 1:
         raise ValueError(f"--n must be at least 1, got {args.n}")
     results = Path(args.leaderboard_results)
+    store = check_store(results, args.shared_store, resume=args.resume and results.is_file())
     todo = _benchmarks(args)
     states: list[CompilerEnvState] = []
     if args.resume and results.is_file():
@@ -275,6 +288,7 @@ def eval_xla_opcount_policy(
     )
     logging.getLogger("compiler_gym").addHandler(handler)
     header = not results.is_file() or results.stat().st_size == 0
+    write_store_record(results, store)
     print(f"Evaluating {len(todo)} runs; results -> {results}", file=sys.stderr)
     started = time.monotonic()
     if args.ray is not None:

@@ -59,6 +59,11 @@ export XLA_GYM_WORKERS=1  # one XLA worker per service: two jobs share the two c
 ONLY=${2:-}
 want() { [[ -z $ONLY || $1 == *"$ONLY"* ]]; }
 
+shared_store() {  # --shared-store unless XLA_GYM_STORE is off: these stages evaluate with the machine's store,
+    # which other agents' runs fill; the flag lets the harness run and records the choice in RESULTS.store.json
+    [[ ${XLA_GYM_STORE:-default} =~ ^(off|none|0|false)$ ]] || echo --shared-store
+}
+
 evaluate() {  # evaluate RESULTS_CSV POLICY [flags]
     local results=$1 policy=$2
     shift 2
@@ -66,7 +71,7 @@ evaluate() {  # evaluate RESULTS_CSV POLICY [flags]
     rm -f "$results"
     mkdir -p "$(dirname "$results")"
     $PY -m leaderboard.eval --policy "$policy" --leaderboard_results "$results" \
-        --leaderboard_logfile "${results%.csv}.log" "$@"
+        --leaderboard_logfile "${results%.csv}.log" $(shared_store) "$@"
     rm -f "${results%.csv}.log"
 }
 
@@ -95,6 +100,15 @@ score_splits() {  # score_splits PREFIX POLICY: POLICY on the test split and the
     done
 }
 
+declare_seeds() {  # declare_seeds RESULTS_PREFIX SEEDS (e.g. 0-2): before a batch runs, the seeds of its files
+    # RESULTS_PREFIX-seed<k>-{test,heldout}.csv (evaluate_splits'), in their folder's seeds.json (leaderboard.declared);
+    # leaderboard.summary and .seeds refuse other seeds, and a declared batch is never changed (leaderboard/PROTOCOL.md)
+    local split
+    for split in test heldout; do
+        $PY -m leaderboard.declared "$(dirname "$1")" "$(basename "$1")-seed*-$split.csv" "$2"
+    done
+}
+
 evaluate_splits() {  # evaluate_splits RUN RESULTS_PREFIX [rl|gnn]: a run of agents/rl (or agents/gnn) on
     # the test split and the held-out families, into PREFIX-{test,heldout}.csv; --resume runs only
     # the benchmarks a file lacks
@@ -102,7 +116,7 @@ evaluate_splits() {  # evaluate_splits RUN RESULTS_PREFIX [rl|gnn]: a run of age
     mkdir -p "$(dirname "$2")"
     for split in test heldout; do
         env "XLA_GYM_${agent^^}_RUN=$1" $PY -m leaderboard.eval --policy "leaderboard.agents.$agent.policy:from_env()" \
-            --leaderboard_results "$2-$split.csv" --split $split --resume
+            --leaderboard_results "$2-$split.csv" --split $split --resume $(shared_store)
     done
 }
 

@@ -33,6 +33,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from leaderboard.declared import SeedDeclarationError, check_declared
 from leaderboard.metrics import geomean, mean
 from leaderboard.presets import PRESETS
 from leaderboard.summary import agent_op_count, family, final_op_counts, op_counts, read_results
@@ -43,10 +44,6 @@ TEST = "test split"
 HELDOUT = "held-out"
 #: ``--figure`` draws a table of more rows than this as a forest plot, not as grouped bars.
 MAX_BARS = 6
-#: Student's t, two-sided 95%, by degrees of freedom (1-30); 1.960 beyond.
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-         2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-         2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -90,14 +87,16 @@ def run_of(path: str, files: int) -> int:
 
 
 def across_seeds(scores: Sequence[float]) -> tuple[float, float, float]:
-    """Mean and two-sided 95% Student-t interval of per-seed scores (no interval for one)."""
+    """Mean and two-sided 95% Student-t interval of per-seed scores (``scipy.stats``; no interval for one)."""
+    from scipy import stats
+
     m = mean(scores)
     if len(scores) < 2:
         return m, math.nan, math.nan
-    sd = math.sqrt(sum((s - m) ** 2 for s in scores) / (len(scores) - 1))
-    t = _T975[len(scores) - 2] if len(scores) - 1 <= len(_T975) else 1.960
-    half = t * sd / math.sqrt(len(scores))
-    return m, m - half, m + half
+    if len(set(scores)) == 1:  # no spread: scipy's interval is undefined, the scores' is a point
+        return m, m, m
+    low, high = stats.t.interval(0.95, len(scores) - 1, loc=m, scale=stats.sem(scores))
+    return m, float(low), float(high)
 
 
 def columns(benchmarks: Sequence[str]) -> dict[str, set[str]]:
@@ -152,6 +151,7 @@ def seed_scores(
 ) -> dict[str, tuple[list[float], int]]:
     """Column -> (the scores of the seeds that have all its benchmarks, by seed; how many seeds have only
     some), for one row's results files (grouped by seed); ``cols``: :func:`columns` of the baseline."""
+    check_declared(paths)  # exactly the seeds declared before the run, whoever reads them (improvement too)
     cols = columns(list(baseline)) if cols is None else cols
     by_seed: dict[int, list[str]] = {}
     for path in paths:
@@ -171,6 +171,7 @@ def score_table(rows: Mapping[str, Sequence[str]], baseline: dict[str, float]) -
     cols = columns(list(baseline))
     table: dict[str, dict[str, Cell]] = {}
     for label, paths in rows.items():
+        check_declared(paths, label)  # exactly the seeds declared before the run (leaderboard/PROTOCOL.md)
         unit = "run" if len(paths) == 1 and _seedless(paths[0]) else "seed"
         table[label] = {
             name: Cell(*across_seeds(scores), seeds=len(scores), partial=partial, unit=unit)
@@ -263,7 +264,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = parse_rows(items)
     except ValueError as error:
         parser.error(str(error))
-    table = score_table(rows, baseline_counts(baselines))
+    try:
+        table = score_table(rows, baseline_counts(baselines))
+    except SeedDeclarationError as error:  # seeds other than the declared ones (leaderboard/PROTOCOL.md)
+        parser.error(str(error))
     print("\n".join(markdown(table, {label: validated(paths) for label, paths in rows.items()})))
     if args.figure:
         _figure(table, args.figure, title or "Across training seeds")

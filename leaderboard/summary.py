@@ -43,7 +43,9 @@ from collections.abc import Sequence
 from compiler_gym.compiler_env_state import CompilerEnvState, CompilerEnvStateReader
 
 from leaderboard.check import check_results
+from leaderboard.declared import SeedDeclarationError, check_file
 from leaderboard.metrics import MIN_BENCHMARKS, Aggregate, Row
+from leaderboard.protocol import read_store_record, store_line
 from xla_service.catalog.schema import OP_COUNT_RULE
 
 __all__ = ["Row", "agent_op_count", "family", "main", "final_op_counts", "op_counts", "read_results", "summarize"]
@@ -207,10 +209,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--jobs: expected a positive number of envs, got {args.jobs}")
     if args.runtime and args.jobs > 1:
         parser.error(f"--runtime times modules and needs a quiet machine: expected --jobs 1, got {args.jobs}")
+    try:  # seeds declared before the run, never extended after (leaderboard/PROTOCOL.md)
+        for path in args.results:
+            check_file(path)
+    except SeedDeclarationError as error:
+        parser.error(str(error))
     states = read_results(args.results)
     baseline = final_op_counts(read_results([args.baseline])) if args.baseline else None
     rows = summarize(states, args.validate, args.runtime, baseline, args.jobs)
     print(format_table(rows, baseline=baseline is not None))
+    for path in args.results:  # which experience store each evaluation read (leaderboard/PROTOCOL.md)
+        print(store_line(path))
     if rows[-1].count < MIN_BENCHMARKS:
         print(
             f"WARNING: {rows[-1].count} benchmarks: too small a sample for these aggregates to mean much "
@@ -224,6 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     "results": list(args.results),
                     "baseline": args.baseline,
                     "op_count_rule": OP_COUNT_RULE,
+                    "stores": {path: read_store_record(path) for path in args.results},
                     "rows": [r.to_json() for r in rows],
                 },
                 f,

@@ -92,6 +92,11 @@ stage_generalize() {  # does training on generated programs generalize better? P
     # with the filter: `reproduce.sh generalize six`, `reproduce.sh generalize generator`.
     declare -A SETS=([gpt2]=xla-gpt2-v0 [six]=$SIX [generator]=generator://xla-random-v0/0-9999
         [mixed]=$SIX,generator://xla-random-v0/0-263)
+    for set in six generator mixed gpt2; do  # the seeds, declared before any runs
+        want "generalize/$set" || continue
+        if [[ $set == gpt2 ]]; then declare_seeds $AGENTS/rl/results/ppo-OpCount 0-2
+        else declare_seeds $AGENTS/rl/results/generalize/$set-ppo 0-2; fi
+    done
     for seed in 0 1 2; do
         for set in six generator mixed gpt2; do
             want "generalize/$set" || continue

@@ -41,7 +41,7 @@ stage_search_full() {  # the search baselines on the full test split (106 benchm
         pids=()
         for i in 0 1; do
             $PY -m leaderboard.eval --policy "leaderboard.agents.$name.policy:${SEARCH[$name]}" \
-                --leaderboard_results "$results.shard$i.csv" --shard $i/2 --resume &
+                --leaderboard_results "$results.shard$i.csv" --shard $i/2 --resume $(shared_store) &
             pids+=($!)
         done
         for pid in "${pids[@]}"; do wait "$pid"; done  # a failed shard stops the script

@@ -63,7 +63,7 @@ def test_greedy_on_a_backend_track_validates_and_is_summarized(tmp_path, capsys)
 
     greedy = load_policy("leaderboard.agents.greedy.policy:Greedy(lazy=True, max_steps=2)")
     (state,) = eval_xla_opcount_policy(greedy, ["--reward", REWARD, "--benchmark", BENCHMARK,
-                                                f"--leaderboard_results={results}"])
+                                                f"--leaderboard_results={results}", "--shared-store"])
     # Greedy only takes a pass that lowers the track's objective: the return is positive.
     assert state.reward > 0 and state.commandline
 

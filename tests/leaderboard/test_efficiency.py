@@ -46,21 +46,42 @@ TARGET = _cell(1.031, 1.025, 1.037)
 @pytest.mark.parametrize(
     "points, expected",
     [
-        ([(750, _cell(1.00, 0.97, 1.02)), (2000, _cell(1.03, 1.02, 1.04))], (None, 2000)),  # 1.030 < 1.031: mean not reached
-        ([(750, _cell(1.00, 0.97, 1.026)), (2000, _cell(1.04, 1.03, 1.05))], (2000, 750)),  # 1.026 reaches into [1.025, ...]
-        ([(750, _cell(1.031))], (750, 750)),  # one seed: its mean, inside the target's interval
-        ([(750, _cell(1.05, 1.045, 1.055))], (750, None)),  # above the target's interval
+        ([(750, _cell(1.00, 0.97, 1.02)), (2000, _cell(1.03, 1.02, 1.04))], (None, None)),  # 1.030 < 1.031
+        ([(750, _cell(1.00, 0.97, 1.026)), (2000, _cell(1.04, 1.03, 1.05))], (2000, None)),  # 1.03 < 1.031: bound short
+        ([(750, _cell(1.00, 0.97, 1.04)), (2000, _cell(1.045, 1.035, 1.055))], (2000, 2000)),
+        ([(750, _cell(1.031))], (750, None)),  # one seed: its mean, but no interval to be sure of
+        ([(750, _cell(1.05, 1.045, 1.055))], (750, 750)),  # above the target's interval
+        ([(750, _cell(1.032, 1.026, 1.038))], (750, None)),  # overlapping is not reaching
         ([], (None, None)),
     ],
 )
-def test_reached_is_the_fewest_steps_at_the_mean_and_into_the_interval(points, expected):
+def test_reached_is_the_fewest_steps_at_the_mean_and_with_the_lower_bound(points, expected):
     assert reached([Point(s, c) for s, c in points], TARGET) == expected
 
 
-def test_reached_against_a_target_of_one_seed_asks_for_its_mean_inside_the_interval():
-    one = _cell(1.031)
-    assert reached([Point(750, _cell(1.00, 0.97, 1.03))], one) == (None, None)
-    assert reached([Point(750, _cell(1.00, 0.97, 1.04))], one) == (None, 750)
+def _wider(cell: Cell, factor: float) -> Cell:
+    return Cell(cell.mean, cell.mean - factor * (cell.mean - cell.low), cell.mean + factor * (cell.high - cell.mean), cell.seeds)
+
+
+def test_a_wider_interval_never_reaches_a_target_sooner():
+    """The verdict does not move when the target's interval widens, nor the mean criterion when an
+    agent's does; the lower-bound criterion can only come later (the old overlap rule moved sooner)."""
+    import random
+
+    rng = random.Random(0)
+    for _ in range(200):
+        target = _cell(m := rng.uniform(1.0, 1.1), m - rng.uniform(0.001, 0.02), m + rng.uniform(0.001, 0.02))
+        points = [Point(steps, _cell(m := rng.uniform(0.98, 1.12), m - rng.uniform(0.001, 0.03), m + rng.uniform(0.001, 0.03)))
+                  for steps in (250, 500, 1000, 2000)]
+        by_mean, by_bound = reached(points, target)
+        for factor in (1.5, 3.0, 10.0):
+            assert reached(points, _wider(target, factor)) == (by_mean, by_bound)
+            wide_mean, wide_bound = reached([Point(p.steps, _wider(p.cell, factor)) for p in points], target)
+            assert wide_mean == by_mean
+            assert wide_bound is None or (by_bound is not None and wide_bound >= by_bound)
+    # the widening that the overlap rule rewarded: an interval just short of the target, made wider
+    short = [Point(750, _cell(1.00, 0.99, 1.02))]
+    assert reached(short, TARGET) == reached([Point(750, _wider(short[0].cell, 5.0))], TARGET) == (None, None)
 
 
 def test_main_reports_steps_to_the_target_against_its_own_agents_and_draws_the_figure(tmp_path, capsys):
@@ -70,16 +91,20 @@ def test_main_reports_steps_to_the_target_against_its_own_agents_and_draws_the_f
         write_results(tmp_path / f"a-steps2000-seed{seed}-test.csv", {GPT2: late})  # A's final score, at half its steps
         write_results(tmp_path / f"a-seed{seed}-test.csv", {GPT2: late})
         write_results(tmp_path / f"m-seed{seed}-test.csv", {GPT2: late + 1})
+        write_results(tmp_path / f"w-seed{seed}-test.csv", {GPT2: late - 10})
     rows = [f"A, 1,000 steps={tmp_path}/a-steps1000-seed*.csv", f"A, 2,000 steps={tmp_path}/a-steps2000-seed*.csv",
-            f"A, 4,000 steps={tmp_path}/a-seed*.csv", f"M, 400 real steps={tmp_path}/m-seed*.csv"]
+            f"A, 4,000 steps={tmp_path}/a-seed*.csv", f"M, 400 real steps={tmp_path}/m-seed*.csv",
+            f"W, 500 real steps={tmp_path}/w-seed*.csv"]
     figure = tmp_path / "steps.png"
     assert main(["--baseline", base, *rows, "--target", "A, 4,000 steps", "--figure", str(figure)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("Target: A, 4,000 steps, 1.099x [")
-    assert "A itself reaches that mean from 2,000 steps and overlaps that interval from 2,000" in out
-    line = {row.split(" | ")[0]: row for row in out.splitlines() if row.startswith("| A |") or row.startswith("| M |")}
-    assert line["| A"] == "| A | 1,000, 2,000, 4,000 | 1.099x at 2,000 | 2,000 | 1.0x | 2,000 | 1.0x |"
-    assert line["| M"] == "| M | 400 | 1.087x at 400 | not reached | - | 400 | 5.0x |"  # against A's 2,000, not 4,000
+    assert "A itself reaches that mean from 2,000 steps and with its lower bound from 4,000" in out
+    line = {row.split(" | ")[0]: row for row in out.splitlines() if row.startswith(("| A |", "| M |", "| W |"))}
+    # A's own lower bound never reaches its mean: the bound column's ratios are against its 4,000 steps
+    assert line["| A"] == "| A | 1,000, 2,000, 4,000 | 1.099x at 2,000 | 2,000 | 1.0x | not reached | - |"
+    assert line["| M"] == "| M | 400 | 1.087x at 400 | not reached | - | not reached | - |"  # overlapping is not reaching
+    assert line["| W"].endswith("| 500 | 4.0x | 500 | 8.0x |")  # the mean against A's 2,000, the bound its 4,000
     assert figure.stat().st_size > 0
     with pytest.raises(SystemExit):
         main(["--baseline", base, *rows, "--target", "A 4000"])

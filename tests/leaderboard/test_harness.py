@@ -18,6 +18,7 @@ def test_eval_writes_a_csv_that_compiler_gym_validates(tmp_path, capsys):
             "--policy=leaderboard.agents.default_pipeline.policy:policy",
             f"--leaderboard_results={results}",
             f"--leaderboard_logfile={tmp_path / 'log'}",
+            "--shared-store",  # the tests share one store (conftest)
             *FLAGS,
         ]
     )
@@ -53,6 +54,7 @@ def test_eval_writes_a_csv_that_compiler_gym_validates(tmp_path, capsys):
             f"--leaderboard_results={results}",
             f"--leaderboard_logfile={tmp_path / 'log'}",
             "--resume",
+            "--shared-store",  # the tests share one store (conftest)
             *FLAGS,
         ]
     )

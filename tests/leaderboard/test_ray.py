@@ -33,7 +33,7 @@ def test_rllib_ppo_with_two_env_runners_writes_a_checkpoint_the_harness_acts_wit
 def _eval(results: Path, *extra: str) -> list[list[str]]:
     done = subprocess.run(
         [sys.executable, "-m", "leaderboard.eval", f"--policy={POLICY}", "--test_dataset=xla-vit-v0",
-         "--max_benchmarks=3", f"--leaderboard_results={results}", *extra],
+         "--max_benchmarks=3", f"--leaderboard_results={results}", "--shared-store", *extra],
         capture_output=True, text=True, timeout=900,
     )
     assert done.returncode == 0, done.stderr[-3000:]

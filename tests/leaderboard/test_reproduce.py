@@ -92,6 +92,8 @@ def test_a_stage_uses_another_files_helpers_and_passes_the_environment(sandbox: 
     assert len(evals) == 4  # GNN and MLP, test and held out
     for environment, args in evals:
         assert ("XLA_GYM_STORE=off" in environment) == ("gnn.policy" in args)
+        # with the machine's store the harness needs --shared-store, which it records (leaderboard/PROTOCOL.md)
+        assert ("--shared-store" in args) == ("XLA_GYM_STORE=off" not in environment)
 
 
 def test_a_stage_with_a_table_of_its_own_runs_each_entry(sandbox: Path):
@@ -100,6 +102,10 @@ def test_a_stage_with_a_table_of_its_own_runs_each_entry(sandbox: Path):
     assert done.returncode == 0, done.stderr
     evals = [environment for environment, args in calls if args.startswith("-m leaderboard.eval")]
     assert len(evals) == 6  # seeds 0-2, test and held out
+    # the seeds are declared before the first run: test and held-out files, seeds 0-2
+    assert [args for _, args in calls[:2]] == [
+        f"-m leaderboard.declared leaderboard/agents/rl/results/generalize six-ppo-seed*-{split}.csv 0-2"
+        for split in ("test", "heldout")]
     assert all("XLA_GYM_RL_RUN=leaderboard/agents/rl/runs/generalize/six/ppo-OpCount-seed" in e for e in evals)
 
 

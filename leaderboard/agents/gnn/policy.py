@@ -1,6 +1,6 @@
 """A trained graph agent as a leaderboard policy.
 
-``XLA_GYM_GNN_RUN=leaderboard/agents/gnn/runs/gnn-gpt2-seed0 python -m leaderboard.eval
+``XLA_GYM_STORE=off XLA_GYM_GNN_RUN=leaderboard/agents/gnn/runs/gnn-gpt2-seed0 python -m leaderboard.eval
 --policy "leaderboard.agents.gnn.policy:from_env()"`` evaluates the run saved
 by ``leaderboard.agents.gnn.train`` (its ``model.pt``, or the checkpoint that
 ``$XLA_GYM_GNN_CHECKPOINT`` names, e.g. ``checkpoints/gnn_2000.pt``);

@@ -1,6 +1,6 @@
 """A trained SB3 model as a leaderboard policy.
 
-``XLA_GYM_RL_RUN=runs/ppo-OpCount-seed0 python -m leaderboard.eval
+``XLA_GYM_STORE=off XLA_GYM_RL_RUN=runs/ppo-OpCount-seed0 python -m leaderboard.eval
 --policy "leaderboard.agents.rl.policy:from_env()"`` evaluates the run saved
 by ``leaderboard.agents.rl.train`` (its ``model.zip``, or the checkpoint that
 ``$XLA_GYM_RL_CHECKPOINT`` names, e.g. ``checkpoints/rl_model_2000_steps.zip``);

@@ -1,6 +1,6 @@
 """The controller of a world-model run as a leaderboard policy.
 
-``python -m leaderboard.eval --policy
+``XLA_GYM_STORE=off python -m leaderboard.eval --policy
 "leaderboard.agents.world_model.policy:WorldModelPolicy(run='RUN')"``
 (or ``XLA_GYM_WM_RUN=RUN ... --policy "...policy:from_env()"``) acts with the
 run's ``model.pt`` in the real env it is handed: at each step the actor's
