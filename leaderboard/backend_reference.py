@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from leaderboard.harness import select_benchmarks
+from leaderboard.runs import runs_dir
 from xla_service.catalog import JAXLIB_VERSION
 from xla_service.catalog.backend import BACKEND_KEYS, BACKEND_SEMANTICS_VERSION
 from xla_service.env.datasets import SPLITS
@@ -43,7 +44,8 @@ def load_reference(path: Path = DEFAULT_PATH) -> dict[str, dict[str, dict[str, l
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--split", action="append", choices=SPLITS, help="splits to cover (repeatable; default: test and heldout)")
-    parser.add_argument("--out", type=Path, default=DEFAULT_PATH, help="the JSON file to write")
+    parser.add_argument("--out", type=Path, default=runs_dir("backend_reference.json"),
+                        help=f"the JSON file to write (reproduce.sh writes the committed {DEFAULT_PATH.relative_to(DEFAULT_PATH.parents[2])})")
     parser.add_argument("--sample", type=int, default=0, help="if > 0, N benchmarks of each suite (the harness's --sample)")
     parser.add_argument("--benchmark", action="append", metavar="URI", help="only these benchmarks (repeatable; overrides --split)")
     parser.add_argument("--resume", action="store_true", help="keep the benchmarks --out already has")

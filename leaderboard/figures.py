@@ -45,6 +45,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from leaderboard.metrics import Aggregate  # noqa: E402
+from leaderboard.runs import runs_dir  # noqa: E402
 from leaderboard.summary import (  # noqa: E402
     PAPER_MIX,
     agent_op_count,
@@ -270,7 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--results", action="append", default=None, metavar="LABEL=PATH", help="a results CSV and its label (repeatable; default: the committed results)")
     parser.add_argument("--runs", action="append", default=None, help="an RL run folder for the training curves (repeatable; default: agents/rl/runs/*-seed0)")
-    parser.add_argument("--out", default=str(HERE / "figures"), help="folder for the PNG files")
+    parser.add_argument("--out", default=str(runs_dir("figures")), help="folder for the PNG files (default: under $XLA_GYM_RUNS, else ~/.cache/xla-gym/runs; reproduce.sh writes the committed leaderboard/figures)")
     parser.add_argument(
         "--baseline",
         default=str(HERE / "agents/default_pipeline/results-test.csv"),

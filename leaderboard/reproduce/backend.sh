@@ -14,7 +14,8 @@ BACKEND_SAMPLE_ARGS=(--sample "${BACKEND_SAMPLE:-2}" --sample_seed 0)
 stage_backend_reference() {  # XLA's own backend costs (as loaded, after its default pipeline) of the
     # backend sample of the test split and the held-out families, both pipelines: the tracks'
     # reference (~5 min; BACKEND_SAMPLE=0: the full splits, ~1 h)
-    $PY -m leaderboard.backend_reference --split test --split heldout --sample "${BACKEND_SAMPLE:-2}" --resume
+    $PY -m leaderboard.backend_reference --split test --split heldout --sample "${BACKEND_SAMPLE:-2}" --resume \
+        --out leaderboard/results/backend_reference.json
 }
 
 backend_search() {  # backend_search TASK NAME POLICY: one search on the backend sample of both splits

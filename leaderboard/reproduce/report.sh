@@ -27,7 +27,7 @@ stage_summary() {
 }
 
 stage_figures() {
-    $PY -m leaderboard.figures
+    $PY -m leaderboard.figures --out leaderboard/figures
     $PY -m leaderboard.table  # the results tables of leaderboard/README.md: test sample
     $PY -m leaderboard.table --full  # and full test split
     $PY -m leaderboard.table --heldout  # and the held-out families

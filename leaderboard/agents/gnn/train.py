@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from leaderboard.agents.arguments import dataclass_parser, experience_store
+from leaderboard.runs import runs_dir
 from xla_service.gym.env import MASKS
 
 __all__ = ["Args", "latest_checkpoint", "parse_args", "run_name", "train", "trim_episodes"]
@@ -100,8 +101,9 @@ class Args:
     """if > 0, stop after this many minutes of wall time (result.json records the steps taken)"""
     threads: int = 1
     """torch threads"""
-    out: str = str(Path(__file__).resolve().parent / "runs")
-    """folder for the run (a subfolder gnn-SUITE-seedN is made)"""
+    out: str = ""
+    """folder for the run (a subfolder gnn-SUITE-seedN is made); empty: $XLA_GYM_RUNS/gnn, else
+    ~/.cache/xla-gym/runs/gnn (out of the checkout)"""
     resume: bool = False
     """continue the run from its last checkpoint (same arguments), up to --total-timesteps"""
 
@@ -200,6 +202,8 @@ def train(args: Args) -> Path:
     benchmarks = resolve_benchmarks(args.benchmarks)
     if args.max_train_benchmarks > 0:
         benchmarks = benchmarks[: args.max_train_benchmarks]
+    if not args.out:
+        args = dataclasses.replace(args, out=str(runs_dir("gnn")))
     run = Path(args.out) / run_name(args)
     (run / "checkpoints").mkdir(parents=True, exist_ok=True)
     config = GnnConfig(hidden=args.hidden, layers=args.layers, heads=args.heads)

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from leaderboard.agents.arguments import dataclass_parser
+from leaderboard.runs import runs_dir
 
 __all__ = ["Args", "ALGOS", "hyperparameters", "parse_args", "train", "trim_monitors"]
 
@@ -69,8 +70,9 @@ class Args:
     max_minutes: float = 0.0
     """if > 0, stop training after this many minutes of wall time (the steps
     actually taken are recorded in result.json)"""
-    out: str = str(Path(__file__).resolve().parent / "runs")
-    """folder for the run (a subfolder named after algo, reward and seed is made)"""
+    out: str = ""
+    """folder for the run (a subfolder named after algo, reward and seed is made); empty:
+    $XLA_GYM_RUNS/rl, else ~/.cache/xla-gym/runs/rl (out of the checkout)"""
     resume: bool = False
     """continue the run in OUT from its last checkpoint (same arguments), up to --total-timesteps"""
     dummy_vec_env: bool = False
@@ -162,6 +164,8 @@ def train(args: Args) -> tuple[Path, Any]:
         benchmarks = benchmarks[: args.max_train_benchmarks]
     if not benchmarks:
         raise ValueError(f"No train benchmarks in {args.datasets!r}")
+    if not args.out:
+        args = dataclasses.replace(args, out=str(runs_dir("rl")))
     run = Path(args.out) / run_name(args)
     run.mkdir(parents=True, exist_ok=True)
     record = {

@@ -39,6 +39,7 @@ from typing import Any
 from tqdm import tqdm
 
 from leaderboard.agents.runtime.proposals import Proposals, parse_proposals
+from leaderboard.runs import runs_dir
 
 __all__ = ["Args", "main", "markdown", "parse_args", "survey"]
 
@@ -47,8 +48,8 @@ __all__ = ["Args", "main", "markdown", "parse_args", "survey"]
 class Args(Proposals):
     seed: int = 0
     """seed of the proposals"""
-    out: str = "leaderboard/agents/runtime/results/executables.json"
-    """JSON to write"""
+    out: str = str(runs_dir("runtime", "executables.json"))
+    """JSON to write; reproduce.sh writes the committed ones in leaderboard/agents/runtime/results"""
 
 
 def parse_args(argv: Sequence[str] | None = None) -> Args:

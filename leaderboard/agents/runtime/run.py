@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from leaderboard.agents.runtime.proposals import Proposals, parse_proposals
+from leaderboard.runs import runs_dir
 
 __all__ = ["Args", "main", "parse_args", "run"]
 
@@ -81,8 +82,8 @@ class Args(Proposals):
     """an .npz to write the exhaustive measurements to (features, log relative runtimes), for RuntimeSearch(prior=...)"""
     seed: int = 0
     """seed of Python, NumPy, the proposals and k-means"""
-    out: str = "leaderboard/agents/runtime/results/runtime-sample1.json"
-    """JSON to write (the CSV goes next to it)"""
+    out: str = str(runs_dir("runtime", "runtime-sample1.json"))
+    """JSON to write (the CSV goes next to it); reproduce.sh writes the committed ones in leaderboard/agents/runtime/results"""
 
 
 def parse_args(argv: Sequence[str] | None = None) -> Args:

@@ -50,6 +50,7 @@ from leaderboard.agents.world_model import resume
 from leaderboard.agents.world_model.data import Transitions, collect, from_export, random_chooser
 from leaderboard.agents.world_model.evaluate import model_metrics
 from leaderboard.agents.world_model.model import WorldModel, fit
+from leaderboard.runs import runs_dir
 from xla_service.gym.env import MASKS
 
 __all__ = ["Args", "parse_args", "run_name", "train"]
@@ -122,8 +123,9 @@ class Args:
     resume: bool = False
     """go on from the run's state.pt (written as each iteration starts) if it has one: a stopped run continues
     from the iteration it was in, a finished one to a larger --total-env-steps; other arguments must be the run's"""
-    out: str = str(Path(__file__).resolve().parent / "runs")
-    """folder for the run (a subfolder named after the benchmarks and seed is made)"""
+    out: str = ""
+    """folder for the run (a subfolder named after the benchmarks and seed is made); empty:
+    $XLA_GYM_RUNS/world_model, else ~/.cache/xla-gym/runs/world_model (out of the checkout)"""
 
 
 def parse_args(argv: Sequence[str] | None = None) -> Args:
@@ -203,6 +205,8 @@ def train(args: Args) -> Path:
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads)
     rng, gen = np.random.default_rng(args.seed), torch.Generator().manual_seed(args.seed)
+    if not args.out:
+        args = dataclasses.replace(args, out=str(runs_dir("world_model")))
     run = Path(args.out) / run_name(args)
     if args.resume and _finished(run, args):
         print(f"{run} has already spent --total-env-steps={args.total_env_steps}: nothing to do", file=sys.stderr)
