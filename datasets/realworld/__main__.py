@@ -30,7 +30,7 @@ __all__ = ["LIBRARIES", "build_one", "build_library", "main"]
 
 #: library file (module of this package) per dataset, in build order.
 LIBRARIES = ("flax_models", "haiku_models", "equinox_models", "optax_models", "keras_models",
-             "diffrax_models", "jaxmd_models", "brax_models", "gymnax_models", "pgx_models")
+             "diffrax_models", "jaxmd_models", "gymnax_models", "pgx_models")
 
 #: Modules larger than this are never written (issue 61: every file under 1 MB).
 MAX_GZ_BYTES = 1_000_000
@@ -130,6 +130,8 @@ def build_library(module: str, out: Path, match: str, verify_max_ops: int, keep:
         except Exception as e:  # recorded in the manifest, the build goes on
             failures[spec.name] = {"name": spec.name, "error": f"{type(e).__name__}: {e}"[:1000]}
             note = "FAILED " + failures[spec.name]["error"][:200]
+        # after every module, so that a stopped build keeps what it made
+        _write_manifest(info, manifest_path, list(entries.values()), list(failures.values()))
         print(f"[{info.name} {i}/{len(specs)}] {spec.name}: {note} ({time.time() - t0:.1f}s)", flush=True)
     _write_manifest(info, manifest_path, list(entries.values()), list(failures.values()))
     return len(entries), len(failures)
