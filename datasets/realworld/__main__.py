@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["LIBRARIES", "build_one", "build_library", "main"]
+__all__ = ["LIBRARIES", "build_one", "build_library", "summary", "main"]
 
 #: library file (module of this package) per dataset, in build order.
 LIBRARIES = ("flax_models", "haiku_models", "equinox_models", "optax_models", "keras_models",
@@ -165,6 +165,38 @@ def _write_manifest(info, path: Path, entries: list[dict], failures: list[dict])
     os.replace(tmp, path)
 
 
+def summary(out: Path) -> str:
+    """A Markdown table of the realworld datasets under ``out``, from their manifests."""
+    rows = ["| dataset | library (version) | modules | train / validation / test | ops min / median / max "
+            "| modules > 20,000 ops | `while` / `conditional` / `scatter` / `sort` modules | license |",
+            "|---|---|---|---|---|---|---|---|"]
+    total = 0
+    for path in sorted(out.glob("xla-*-v0/manifest.json")):
+        m = json.loads(path.read_text())
+        if m.get("collection") != "realworld" or not m["benchmarks"]:
+            continue
+        b = m["benchmarks"]
+        ops = sorted(e["initial_op_count"] for e in b)
+        dists = b[0]["provenance"]["distributions"]
+        lib = next(iter(dists))
+        c = m["counts"]
+        import gzip
+
+        has = {k: 0 for k in ("while", "conditional", "scatter", "sort")}
+        for e in b:
+            text = gzip.decompress((path.parent / e["file"]).read_bytes()).decode()
+            for k in has:
+                has[k] += f" {k}(" in text
+        rows.append(
+            f"| `{m['suite']}` | {lib} {dists[lib]} | {len(b)} | {c['train']} / {c['validation']} / {c['test']} "
+            f"| {ops[0]:,} / {ops[len(ops) // 2]:,} / {ops[-1]:,} | {sum(o > 20000 for o in ops)} "
+            f"| {has['while']} / {has['conditional']} / {has['scatter']} / {has['sort']} | {m['license']} |"
+        )
+        total += len(b)
+    rows.append(f"\n{total} modules.")
+    return "\n".join(rows)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
@@ -173,7 +205,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", default=str(Path(__file__).resolve().parent.parent), help="folder of the suites")
     parser.add_argument("--verify-max-ops", type=int, default=6000, help="execute modules of at most this many ops")
     parser.add_argument("--keep", action="store_true", help="keep modules already in the manifest")
+    parser.add_argument("--summary", action="store_true", help="print the README table of the built datasets and exit")
     args = parser.parse_args(argv)
+    if args.summary:
+        print(summary(Path(args.out)))
+        return 0
     os.environ.setdefault("KERAS_BACKEND", "jax")
     modules = [m for m in args.libraries.split(",") if m] or list(LIBRARIES)
     unknown = sorted(set(modules) - set(LIBRARIES))
