@@ -105,7 +105,12 @@ def build_one(info, spec, out: Path, verify_max_ops: int) -> dict[str, Any]:
 
 
 def build_library(module: str, out: Path, match: str, verify_max_ops: int, keep: bool) -> tuple[int, int]:
-    """Build every module of one library file; writes its manifest. (built, failed)."""
+    """Build every module of one library file; writes its manifest. (built, failed).
+
+    XLA aborts the process on a few modules (a failed CHECK in its CPU
+    compiler): the module being built is named in ``.building`` in the
+    dataset's folder, so that a rerun with ``keep`` records it as a failure
+    and goes on (``make``-style: rerun until it exits)."""
     from xla_gym_datasets.build import suite_name
 
     lib = _library(module)
@@ -116,14 +121,22 @@ def build_library(module: str, out: Path, match: str, verify_max_ops: int, keep:
     if keep and manifest_path.exists():
         old = {e["name"]: e for e in json.loads(manifest_path.read_text())["benchmarks"]}
     entries, failures = dict(old), {}
+    if keep and manifest_path.exists():
+        failures = {f["name"]: f for f in json.loads(manifest_path.read_text())["failures"]}
+    building = folder / ".building"
+    if keep and building.exists():
+        crashed = building.read_text().strip()
+        failures[crashed] = {"name": crashed, "error": "XLA aborted the process (a failed CHECK) building it"}
     specs = lib.specs()
     names = [s.name for s in specs]
     if len(set(names)) != len(names):
         raise ValueError(f"{module}: duplicate module names")
     for i, spec in enumerate(specs, 1):
-        if not re.search(match, spec.name) or (keep and spec.name in old):
+        if not re.search(match, spec.name) or (keep and (spec.name in old or spec.name in failures)):
             continue
         t0 = time.time()
+        folder.mkdir(parents=True, exist_ok=True)
+        building.write_text(spec.name)
         try:
             entries[spec.name] = build_one(info, spec, out, verify_max_ops)
             note = f"{entries[spec.name]['initial_op_count']} ops"
@@ -134,6 +147,7 @@ def build_library(module: str, out: Path, match: str, verify_max_ops: int, keep:
         _write_manifest(info, manifest_path, list(entries.values()), list(failures.values()))
         print(f"[{info.name} {i}/{len(specs)}] {spec.name}: {note} ({time.time() - t0:.1f}s)", flush=True)
     _write_manifest(info, manifest_path, list(entries.values()), list(failures.values()))
+    building.unlink(missing_ok=True)
     return len(entries), len(failures)
 
 

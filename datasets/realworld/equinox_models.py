@@ -40,6 +40,11 @@ def _split_model(model, apply, x, y, mode, opt):
     return optax_train_step(loss, o), (params, o.init(params), x, y)
 
 
+def _split_pair(pair, x, y, mode, opt):
+    """:func:`_split_model` of a ``(model, apply)`` pair."""
+    return _split_model(pair[0], pair[1], x, y, mode, opt)
+
+
 def _transformer(layers: int, d: int, key):
     import equinox as eqx
     import jax
@@ -134,22 +139,22 @@ def specs() -> list[Spec]:
         for mode, opt in (("infer", None), ("train", "sgd"), ("train", "adam")):
             add(f"eqx-cnn-w{width}-{opt or 'infer'}", "eqx-cnn", mode,
                 {"width": width, "image": 32, "batch": 4, "optimizer": opt},
-                lambda w=width, m=mode, o=opt: _split_model(
-                    *_cnn(w, key), jnp.ones((4, 3, 32, 32)), jnp.zeros((4,), jnp.int32), m, o),
+                lambda w=width, m=mode, o=opt: _split_pair(
+                    _cnn(w, key), jnp.ones((4, 3, 32, 32)), jnp.zeros((4,), jnp.int32), m, o),
                 "equinox.nn.Conv2d/AvgPool2d")
     for layers in (1, 2, 4, 8, 16, 28):
         for mode, opt in (("infer", None), ("train", "adamw")):
             add(f"eqx-transformer-l{layers}-d64-{opt or 'infer'}", "eqx-transformer", mode,
                 {"layers": layers, "d_model": 64, "heads": 4, "seq": 32, "batch": 2, "optimizer": opt},
-                lambda n=layers, m=mode, o=opt: _split_model(
-                    *_transformer(n, 64, key), jnp.zeros((2, 32), jnp.int32), jnp.zeros((2, 32), jnp.int32), m, o),
+                lambda n=layers, m=mode, o=opt: _split_pair(
+                    _transformer(n, 64, key), jnp.zeros((2, 32), jnp.int32), jnp.zeros((2, 32), jnp.int32), m, o),
                 "equinox.nn.MultiheadAttention")
     for cell in ("lstm", "gru"):
         for hidden in (32, 64, 128):
             for mode, opt in (("infer", None), ("train", "adam")):
                 add(f"eqx-rnn-{cell}-h{hidden}-{opt or 'infer'}", "eqx-rnn", mode,
                     {"cell": cell, "hidden": hidden, "seq": 32, "batch": 4, "features": 16, "optimizer": opt},
-                    lambda c=cell, h=hidden, m=mode, o=opt: _split_model(
-                        *_rnn(c, h, key), jnp.ones((4, 32, 16)), jnp.zeros((4,), jnp.int32), m, o),
+                    lambda c=cell, h=hidden, m=mode, o=opt: _split_pair(
+                        _rnn(c, h, key), jnp.ones((4, 32, 16)), jnp.zeros((4,), jnp.int32), m, o),
                     "equinox.nn." + ("LSTMCell" if cell == "lstm" else "GRUCell") + "+lax.scan")
     return out

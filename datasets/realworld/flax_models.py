@@ -134,11 +134,11 @@ def _cnn(width: int, blocks: int, image: int, batch: int, mode: str, opt: str | 
             logits, new = model.apply({"params": p, "batch_stats": s}, x, train=True, mutable=["batch_stats"])
             return _xent(logits, y), new["batch_stats"]
 
-        (l, s2), g = jax.value_and_grad(loss, has_aux=True)(p)
+        (lv, s2), g = jax.value_and_grad(loss, has_aux=True)(p)
         import optax
 
         u, opt_state = o.update(g, opt_state, p)
-        return optax.apply_updates(p, u), s2, opt_state, l
+        return optax.apply_updates(p, u), s2, opt_state, lv
 
     return step, (params, stats, o.init(params), x, y)
 
@@ -177,7 +177,7 @@ def _nnx(kind: str, size: int, depth: int, mode: str, opt: str | None):
                 x = x + self.attn(h, mask=nnx.make_causal_mask(jnp.ones(x.shape[:2], "int32")))
                 return x + self.fc2(nnx.gelu(self.fc1(self.ln2(x))))
 
-        class Net(nnx.Module):
+        class Net(nnx.Module):  # type: ignore[no-redef]
             def __init__(self):
                 self.emb = nnx.Embed(256, size, rngs=rngs)
                 self.blocks = nnx.List([Block() for _ in range(depth)])

@@ -47,9 +47,9 @@ def _resnet(depth: int, image: int, batch: int, mode: str, opt: str | None):
     f = hk.without_apply_rng(hk.transform_with_state(lambda x, t: cls(10)(x, is_training=t)))
     x = jnp.ones((batch, image, image, 3), jnp.float32)
     y = jnp.zeros((batch,), jnp.int32)
-    params, state = f.init(jax.random.PRNGKey(0), x, True)
+    params, state = f.init(jax.random.PRNGKey(0), x, True)  # type: ignore[attr-defined]
     if mode == "infer":
-        return (lambda p, s, x: f.apply(p, s, x, False)[0]), (params, state, x)
+        return (lambda p, s, x: f.apply(p, s, x, False)[0]), (params, state, x)  # type: ignore[attr-defined]
     o = optimizer(opt or "sgd")
 
     def step(p, s, opt_state, x, y):

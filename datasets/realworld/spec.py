@@ -59,7 +59,8 @@ def lower(spec: Spec) -> tuple[str, tuple[Any, ...]]:
     import jax
 
     fn, args = spec.build()
-    text = jax.jit(fn).lower(*args).compiler_ir("hlo").as_hlo_text()
+    ir: Any = jax.jit(fn).lower(*args).compiler_ir("hlo")
+    text = ir.as_hlo_text()
     return text, args
 
 
