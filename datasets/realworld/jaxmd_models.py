@@ -53,7 +53,12 @@ def _build(energy_name: str, method: str, n: int, steps: int, neighbor: bool):
 
     if neighbor:
         def run(R, nbrs, key):
-            state = init(key, R, neighbor=nbrs, **extra) if method != "fire" else init(R, neighbor=nbrs)
+            if method == "fire":
+                state = init(R, neighbor=nbrs)
+            elif method == "brownian":  # its init takes no neighbor list
+                state = init(key, R)
+            else:
+                state = init(key, R, neighbor=nbrs, **extra)
 
             def body(i, c):
                 state, nbrs = c
