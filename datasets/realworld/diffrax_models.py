@@ -26,8 +26,6 @@ def _solve(term, solver_name: str, y0, args, adaptive: bool, t1: float, max_step
     import diffrax
 
     solver = getattr(diffrax, solver_name)()
-    if solver_name in IMPLICIT and not adaptive:
-        pass
     controller = (diffrax.PIDController(rtol=1e-4, atol=1e-6) if adaptive else diffrax.ConstantStepSize())
     return diffrax.diffeqsolve(term, solver, 0.0, t1, 0.01 if not adaptive else None, y0, args=args,
                                stepsize_controller=controller, max_steps=max_steps,
@@ -102,6 +100,10 @@ def specs() -> list[Spec]:
 
     for solver in EXPLICIT + IMPLICIT:
         for adaptive in (True, False):
+            # Euler has no error estimate (no adaptive steps); the implicit solvers
+            # take their Newton tolerances from the PID controller (no constant steps).
+            if (solver == "Euler" and adaptive) or (solver in IMPLICIT and not adaptive):
+                continue
             ctl = "pid" if adaptive else "const"
             add(f"lotka-volterra-{solver.lower()}-{ctl}", "lotka-volterra", "step",
                 {"solver": solver, "controller": ctl, "t1": 1.0}, lambda s=solver, a=adaptive: _lotka(s, a),
@@ -111,6 +113,8 @@ def specs() -> list[Spec]:
             lambda s=solver: _robertson(s, True), f"diffrax.diffeqsolve+{solver}")
     for solver in ("Euler", "Heun", "Tsit5", "Dopri5", "Kvaerno5"):
         for adaptive in (True, False):
+            if (solver == "Euler" and adaptive) or (solver in IMPLICIT and not adaptive):
+                continue
             for width in (16, 64):
                 # Training through the solve: XLA's CPU compiler aborts the process
                 # (ir_array.cc, ShapeIsCompatible) on the normalized module, in the
