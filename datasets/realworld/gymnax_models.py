@@ -7,10 +7,11 @@ from xla_gym_datasets.realworld.spec import LibraryInfo, Spec
 
 __all__ = ["INFO", "specs", "ENVS"]
 
+# MNISTBandit-bsuite is left out: it downloads MNIST at construction.
 ENVS = ("CartPole-v1", "Pendulum-v1", "Acrobot-v1", "MountainCar-v0", "MountainCarContinuous-v0",
         "Breakout-MinAtar", "Asterix-MinAtar", "Freeway-MinAtar", "SpaceInvaders-MinAtar",
         "Catch-bsuite", "DeepSea-bsuite", "MemoryChain-bsuite", "UmbrellaChain-bsuite",
-        "DiscountingChain-bsuite", "MNISTBandit-bsuite", "SimpleBandit-bsuite", "FourRooms-misc",
+        "DiscountingChain-bsuite", "SimpleBandit-bsuite", "FourRooms-misc",
         "MetaMaze-misc", "PointRobot-misc", "BernoulliBandit-misc", "GaussianBandit-misc")
 
 INFO = LibraryInfo(
