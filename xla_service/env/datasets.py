@@ -71,10 +71,15 @@ class XlaDataset(Dataset):
         with open(folder / "manifest.json") as f:
             manifest = json.load(f)
         family = manifest["family"]
+        #: "bundled" (this project's models) or "realworld" (lowered from public
+        #: JAX libraries, datasets/realworld): only named suites of the latter
+        #: enter split_benchmark_uris.
+        self.collection: str = manifest.get("collection", "bundled")
         super().__init__(
             name=f"benchmark://{folder.name}",
-            description=_DESCRIPTIONS.get(family, f"{family} HLO modules made with JAX"),
-            license="MIT",
+            description=manifest.get("description")
+            or _DESCRIPTIONS.get(family, f"{family} HLO modules made with JAX"),
+            license=manifest.get("license", "MIT"),
             validatable="Yes",
         )
         self.folder = folder
@@ -132,14 +137,19 @@ def get_xla_datasets(root: Path | None = None) -> list[XlaDataset | GeneratorDat
 
 
 def split_benchmark_uris(split: str, datasets: list[str] | None = None) -> list[str]:
-    """The URIs of ``split`` over the named suites (default: every suite).
+    """The URIs of ``split`` over the named suites (default: every bundled suite).
 
     ``datasets`` names suites as ``"xla-gpt2-v0"`` or ``"benchmark://xla-gpt2-v0"``;
     a named suite without benchmarks in ``split`` is a ``LookupError`` naming the
     splits it has (e.g. the held-out families have only ``"heldout"``).
     """
     suites = {d.name.split("://")[-1]: d for d in get_xla_datasets() if isinstance(d, XlaDataset)}
-    names = [n.split("://")[-1] for n in datasets] if datasets else sorted(suites)
+    # By default the bundled suites: the realworld ones (datasets/realworld) only when named.
+    names = (
+        [n.split("://")[-1] for n in datasets]
+        if datasets
+        else sorted(n for n, d in suites.items() if d.collection == "bundled")
+    )
     uris: list[str] = []
     for name in names:
         if GeneratorDataset().name.endswith(f"://{name.split('/')[0]}"):
