@@ -30,9 +30,9 @@ def _name(requirement: str) -> str:
 
 
 def _lock() -> dict[str, str]:
-    """requirements.txt and requirements-dev.txt: name -> exact pin."""
+    """requirements.txt, requirements-dev.txt and requirements-realworld.txt: name -> exact pin."""
     pins: dict[str, str] = {}
-    for file in ("requirements.txt", "requirements-dev.txt"):
+    for file in ("requirements.txt", "requirements-dev.txt", "requirements-realworld.txt"):
         for line in (ROOT / file).read_text().splitlines():
             line = line.split("#")[0].strip()
             if "==" in line:
@@ -71,10 +71,11 @@ def test_torch_is_only_ever_the_cpu_build():
     assert torch and all(r.endswith("+cpu") for r in torch), torch
 
 
-def test_all_is_every_extra_but_dev():
+def test_all_is_every_extra_but_dev_and_the_dataset_generators():
+    """``realworld`` only regenerates the real-programs datasets (its libraries are not needed to use them)."""
     (everything,) = EXTRAS["all"]
     named = set(everything.split("[")[1].rstrip("]").split(","))
-    assert named == set(EXTRAS) - {"all", "dev"}
+    assert named == set(EXTRAS) - {"all", "dev", "realworld"}
 
 
 @pytest.mark.parametrize("folder", ["xla_service", "datasets"])
