@@ -110,7 +110,8 @@ if pid == 0:  # the parent's env is the parent's: exiting here must leave its se
 os.waitpid(pid, 0)
 env.step(env.action_space["cse"])  # the parent's session and service live on
 try:
-    multiprocessing.get_context("fork").Pool(1).apply(compiler_gym.make, ("xla-v0",))
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        pool.apply(compiler_gym.make, ("xla-v0",))
 except ForkedClientError as e:
     print("refused:", e)
 env.close()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ctypes
 import logging
 import os
 import shutil
@@ -77,9 +78,20 @@ def _forget_parent_envs() -> None:
     for env in list(_LIVE):
         service: Any = getattr(env, "service", None)
         if service is not None:
+            _never_free(service.connection)
             service.connection = None  # this copy only: the parent's stays open
             env.service = None  # type: ignore[assignment]
     _LIVE.clear()
+
+
+def _never_free(connection: object) -> None:
+    """Keep this copy of a parent's gRPC connection alive until the process ends.
+
+    Freeing it runs gRPC's ``Channel.__del__``, which takes a lock that one of the
+    parent's gRPC threads may have held at the fork: no thread in the child ever
+    releases it, and the child hangs (at once, or in its interpreter's exit)."""
+    if connection is not None:
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(connection))
 
 
 os.register_at_fork(after_in_child=_forget_parent_envs)
