@@ -19,16 +19,22 @@ continues from.
 """
 from __future__ import annotations
 
+import gzip
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from leaderboard.optimum.search import FAILED, UNCHANGED, StateGraph
 from xla_service.catalog import semantics_key
 
-__all__ = ["default_out", "graph_from_json", "graph_to_json", "read_result", "result_path", "write_result"]
+__all__ = [
+    "INDEX", "default_out", "graph_files", "graph_from_json", "graph_to_json", "read_result", "result_path", "write_result",
+]
 
+#: An export's index (``leaderboard.optimum.export``), beside its graphs.
+INDEX = "index.json"
 _OUTCOMES = {UNCHANGED: "unchanged", FAILED: "failed"}
 _CODES = {v: k for k, v in _OUTCOMES.items()}
 
@@ -119,10 +125,19 @@ def write_result(path: Path, data: dict[str, Any]) -> None:
     partial.replace(path)
 
 
+def graph_files(folder: Path) -> Iterator[Path]:
+    """The state graph files below ``folder``, sorted: a search's ``NAME.json`` files, or an
+    export's ``NAME.json.gz`` (``python -m leaderboard.optimum.export``)."""
+    found = [*folder.rglob("*.json"), *folder.rglob("*.json.gz")]
+    yield from sorted(path for path in found if path.name != INDEX)
+
+
 def read_result(path: Path) -> dict[str, Any]:
+    """A state graph file, plain or gzipped."""
     try:
-        data = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as e:
+        raw = gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes()
+        data = json.loads(raw)
+    except (OSError, EOFError, json.JSONDecodeError, UnicodeDecodeError) as e:
         raise ValueError(f"Expected a state graph JSON at {path}, got an unreadable file: {e}") from None
     if not isinstance(data, dict) or "states" not in data or "benchmark" not in data:
         raise ValueError(f"Expected a state graph JSON (benchmark, states, transitions) at {path}, got another file")

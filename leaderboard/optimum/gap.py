@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from leaderboard.optimum.files import default_out, read_result
+from leaderboard.optimum.files import default_out, graph_files, read_result
 
 __all__ = ["Gap", "gap", "main", "optima"]
 
@@ -46,7 +46,7 @@ class Gap:
 def optima(out: Path) -> dict[str, dict[str, Any]]:
     """Benchmark URI -> ``{initial, optimum, exhausted, bound}`` of every state graph file below ``out``."""
     found: dict[str, dict[str, Any]] = {}
-    for path in sorted(out.rglob("*.json")):
+    for path in graph_files(out):
         data = read_result(path)
         found[data["benchmark"]] = {
             "initial": int(data["initial_op_count"]),
@@ -96,7 +96,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m leaderboard.optimum.gap", description=__doc__.split("\n")[0])
     p.add_argument("results", nargs="+", type=Path, help="results CSVs (leaderboard.harness)")
     p.add_argument("--out", type=Path, default=default_out(),
-                   help="the state graphs' folder (python -m leaderboard.optimum --out; default: %(default)s)")
+                   help="the state graphs' folder: a search's --out, or an export such as "
+                        "leaderboard/results/optimum/graphs (default: %(default)s)")
     args = p.parse_args(argv)
     known = optima(args.out)
     if not known:

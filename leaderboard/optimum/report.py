@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from leaderboard.optimum.files import default_out, read_result
+from leaderboard.optimum.files import default_out, graph_files, read_result
 
 __all__ = ["main", "rows"]
 
@@ -28,7 +28,7 @@ __all__ = ["main", "rows"]
 def rows(out: Path, committed: dict[str, float]) -> list[dict[str, Any]]:
     """One summary per state graph file below ``out``; ``committed``: URI -> best committed op count."""
     table: list[dict[str, Any]] = []
-    for path in sorted(out.rglob("*.json")):
+    for path in graph_files(out):
         data = read_result(path)
         o = data["optimum"]
         table.append({
@@ -52,7 +52,8 @@ def rows(out: Path, committed: dict[str, float]) -> list[dict[str, Any]]:
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m leaderboard.optimum.report", description=__doc__.split("\n")[0])
     p.add_argument("--out", type=Path, default=default_out(),
-                   help="the state graphs' folder (python -m leaderboard.optimum --out; default: %(default)s)")
+                   help="the state graphs' folder: a search's --out, or an export such as "
+                        "leaderboard/results/optimum/graphs (default: %(default)s)")
     p.add_argument("--json", type=Path, default=None, help="also write the rows to this JSON file (default: none)")
     args = p.parse_args(argv)
     from leaderboard.figures import HERE

@@ -3,8 +3,9 @@
 # breadth-first search over each benchmark's distinct states (python -m leaderboard.optimum). Each
 # stage is a function stage_NAME, run by `bash leaderboard/reproduce.sh NAME`.
 #
-# The state graphs (every state and transition: the dataset) stay under OPTIMUM_RUNS, out of git;
-# the stage commits their summaries and every agent's gap to them. OPTIMUM_BUDGET: seconds per
+# The searches write their state graphs (and checkpoints) under OPTIMUM_RUNS, out of git; the stage
+# exports them, gzipped, to results/optimum/graphs (the dataset: every state and transition) and
+# commits their summaries and every agent's gap to them. OPTIMUM_BUDGET: seconds per
 # benchmark and run (default 1800); the stage resumes, so running it again extends the budget.
 OPTIMUM=leaderboard/results/optimum
 OPTIMUM_RUNS=${XLA_GYM_RUNS:-$HOME/.cache/xla-gym/runs}/optimum
@@ -17,7 +18,8 @@ stage_optimum() {  # the search on the test split and the held-out families, the
             --resume --workers 2
     done
     mkdir -p $OPTIMUM
-    $PY -m leaderboard.optimum.report --out "$OPTIMUM_RUNS" --json $OPTIMUM/optimum.json | tee $OPTIMUM/optimum.md
-    $PY -m leaderboard.optimum.gap --out "$OPTIMUM_RUNS" $AGENTS/*/results-test.csv $AGENTS/*/results-heldout.csv \
+    $PY -m leaderboard.optimum.export --out "$OPTIMUM_RUNS" $OPTIMUM/graphs  # the dataset: every state and transition
+    $PY -m leaderboard.optimum.report --out $OPTIMUM/graphs --json $OPTIMUM/optimum.json | tee $OPTIMUM/optimum.md
+    $PY -m leaderboard.optimum.gap --out $OPTIMUM/graphs $AGENTS/*/results-test.csv $AGENTS/*/results-heldout.csv \
         | tee $OPTIMUM/gap.md
 }

@@ -13,7 +13,13 @@ from pathlib import Path
 import pytest
 
 from leaderboard.optimum import FAILED, UNCHANGED, Budget, StateGraph, search
-from leaderboard.optimum.files import bound, graph_from_json, graph_to_json, result_path
+from leaderboard.optimum.files import (
+    bound,
+    graph_from_json,
+    graph_to_json,
+    read_result,
+    result_path,
+)
 from leaderboard.optimum.gap import gap
 from tests.leaderboard.conftest import RUNTIME_HLO
 from xla_service.errors import XlaGymError
@@ -149,6 +155,33 @@ def test_gap_from_a_results_csv(tmp_path: Path) -> None:
     csv.write_text("benchmark,reward,walltime,commandline\nbenchmark://xla-x-v0/one,4.0,1.0,dce\n")
     with pytest.raises(ValueError, match="expected at least the exhausted search's optimum 7"):
         gap(csv, known)
+
+
+def test_export_is_a_gzipped_dataset_the_readers_take(tmp_path: Path) -> None:
+    """The export's bytes depend only on the graphs; gap and report read it as they read a search."""
+    from leaderboard.optimum.export import export, main
+    from leaderboard.optimum.gap import optima
+
+    graph = StateGraph(["cse", "dce"], digests=["a", "b"], op_counts=[10, 7], histograms=[{"add": 3}, {}],
+                       depth=[0, 1], parent=[None, (0, 1)], transitions={(0, 0): UNCHANGED, (0, 1): 1,
+                       (1, 0): FAILED, (1, 1): UNCHANGED}, errors={(1, 0): "boom"}, expanded={0, 1})
+    out = tmp_path / "runs"
+    for name in ("one", "two"):
+        result_path(out, f"benchmark://xla-x-v0/{name}").parent.mkdir(parents=True, exist_ok=True)
+        result_path(out, f"benchmark://xla-x-v0/{name}").write_text(
+            json.dumps(graph_to_json(graph, f"benchmark://xla-x-v0/{name}")))
+    first, again = tmp_path / "first", tmp_path / "again"
+    entries = export(out, first)
+    export(out, again)
+    files = sorted(p.relative_to(first) for p in first.rglob("*") if p.is_file())
+    assert [str(f) for f in files] == ["index.json", "xla-x-v0/one.json.gz", "xla-x-v0/two.json.gz"]
+    assert all((first / f).read_bytes() == (again / f).read_bytes() for f in files)
+    assert [(e["states"], e["transitions"], e["optimum"], e["exhausted"]) for e in entries] == [(2, 4, 7, True)] * 2
+    restored = graph_from_json(read_result(first / "xla-x-v0/one.json.gz"))
+    assert restored.transitions == graph.transitions and restored.errors == graph.errors
+    assert optima(first) == optima(out)  # the index beside the graphs is not taken for one
+    with pytest.raises(SystemExit, match="other than the search's folder"):
+        main([str(out), "--out", str(out)])
 
 
 def test_cli_flags_say_their_defaults_and_select_benchmarks() -> None:
