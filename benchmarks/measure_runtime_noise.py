@@ -9,7 +9,7 @@ in turn, so that the machine's drift falls on all alike:
 
 - two services: the module as loaded in one env, the twin in another (each
   env its own service, so its own compiles and worker processes), interleaved
-  rounds: how ``leaderboard.runtime_table`` and the runtime search's final
+  rounds: how ``leaderboard.report.runtime_table`` and the runtime search's final
   measurements pair them;
 - one service, its workers: one env at the twin, ``RuntimeInitial`` against
   ``Runtime``, served by the service's pool of workers (``XLA_GYM_WORKERS``,

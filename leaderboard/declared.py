@@ -8,8 +8,8 @@ the declaration to ``DIR/seeds.json`` before the run; it refuses to change a bat
 
 ``DIR/seeds.json``: ``{"batches": [{"pattern": "gnn-gpt2-seed*", "seeds": [0, 1, 2, 3, 4],
 "declared": "2026-12-05T02:20:00Z", "note": "..."}]}``. A results file in ``DIR`` whose name
-matches a batch's pattern (``fnmatch``) belongs to that batch: ``leaderboard.summary`` refuses it when
-its seed (``seed<k>`` in its name) is not declared, and ``leaderboard.seeds`` (with ``efficiency``
+matches a batch's pattern (``fnmatch``) belongs to that batch: ``leaderboard.report.summary`` refuses it when
+its seed (``seed<k>`` in its name) is not declared, and ``leaderboard.report.seeds`` (with ``efficiency``
 and ``improvement``, which read its tables) refuses a row whose files of a batch do not hold exactly
 the declared seeds (:func:`check_declared`). Files in no batch (made before the protocol) are read as
 before.

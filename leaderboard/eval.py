@@ -2,7 +2,7 @@
 
 Loads a policy (a ``Callable[[CompilerEnv], None]``, or a zero-argument
 factory returning one when FUNCTION is a call such as ``Beam(width=2)``) and runs the
-leaderboard harness on it; then prints the summary (``leaderboard.summary``).
+leaderboard harness on it; then prints the summary (``leaderboard.report.summary``).
 """
 from __future__ import annotations
 
@@ -33,10 +33,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         remote = functools.partial(run_on_ray, args.policy, address=args.ray, reward=args.reward)
     eval_xla_opcount_policy(policy, forwarded, remote=remote)
     if args.reward != "OpCount":
-        from leaderboard.backend_summary import main as backend_summary
+        from leaderboard.report.backend_summary import main as backend_summary
 
         return backend_summary([args.leaderboard_results, "--reward", args.reward])
-    from leaderboard.summary import main as summary
+    from leaderboard.report.summary import main as summary
 
     return summary([args.leaderboard_results])
 

@@ -8,9 +8,9 @@ that ``python -m compiler_gym.bin.validate --env=xla-v0 results.csv`` replays
 and validates with no other flag: the reward is the episode's return in
 the track's reward space (``--reward``): by default xla-v0's ``OpCount``
 (initial - final op count, under the op count rule of
-``schema.OP_COUNT_RULE``), whose metric ``leaderboard.summary`` computes from
+``schema.OP_COUNT_RULE``), whose metric ``leaderboard.report.summary`` computes from
 it and the manifests; a backend track's (e.g. ``EstimatedTimeAgentNorm``) is
-summarized by ``leaderboard.backend_summary``.
+summarized by ``leaderboard.report.backend_summary``.
 
 The experience store the evaluation uses must be its own (``leaderboard.protocol``,
 ``leaderboard/PROTOCOL.md``): a shared one is refused unless ``--shared-store``, and
@@ -188,8 +188,8 @@ def _progress(
     done: int, total: int, started: float, states: Sequence[CompilerEnvState], reward: str = REWARD_SPACE
 ) -> None:
     """One progress line: on a terminal it rewrites itself, in a log it is a line per result."""
-    from leaderboard.metrics import MIN_BENCHMARKS
-    from leaderboard.summary import op_counts
+    from leaderboard.report.metrics import MIN_BENCHMARKS
+    from leaderboard.report.summary import op_counts
 
     if reward == REWARD_SPACE:
         counts = op_counts()

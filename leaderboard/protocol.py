@@ -16,7 +16,7 @@ sweeps), so :func:`check_store` classifies the store the evaluation will use (``
   records the choice.
 
 The verdict goes to a sidecar next to the results, ``RESULTS.store.json`` (:func:`sidecar`), which
-``leaderboard.summary`` prints and puts in its JSON.
+``leaderboard.report.summary`` prints and puts in its JSON.
 """
 from __future__ import annotations
 

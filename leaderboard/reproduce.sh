@@ -79,14 +79,14 @@ summarize() {  # summarize RESULTS_CSV [SPLIT]: validate every result by executi
     # default pipeline replayed on SPLIT (test), into RESULTS.summary.{json,txt}
     local results=$1 split=${2:-test}
     want "$results" || return 0
-    $PY -m leaderboard.summary "$results" --validate --baseline $AGENTS/default_pipeline/results-$split.csv \
+    $PY -m leaderboard.report.summary "$results" --validate --baseline $AGENTS/default_pipeline/results-$split.csv \
         --json "${results%.csv}.summary.json" | tee "${results%.csv}.summary.txt"
 }
 
 steps_tables() {  # the world model beside PPO by real env steps (table, figure), then the steps each agent needs
     # to reach PPO's 4,000-step score (GPT-2, six train splits): agents/world_model/README.md's tables, from committed results
-    $PY -m leaderboard.seeds --preset world_model --figure leaderboard/figures/world_model.png
-    $PY -m leaderboard.efficiency --preset world_model --target "MLP PPO, 4,000 steps" \
+    $PY -m leaderboard.report.seeds --preset world_model --figure leaderboard/figures/world_model.png
+    $PY -m leaderboard.report.efficiency --preset world_model --target "MLP PPO, 4,000 steps" \
         --target "six families: MLP PPO, 4,000 steps" --figure leaderboard/figures/world_model_steps.png
 }
 
@@ -102,7 +102,7 @@ score_splits() {  # score_splits PREFIX POLICY: POLICY on the test split and the
 
 declare_seeds() {  # declare_seeds RESULTS_PREFIX SEEDS (e.g. 0-2): before a batch runs, the seeds of its files
     # RESULTS_PREFIX-seed<k>-{test,heldout}.csv (evaluate_splits'), in their folder's seeds.json (leaderboard.declared);
-    # leaderboard.summary and .seeds refuse other seeds, and a declared batch is never changed (leaderboard/PROTOCOL.md)
+    # leaderboard.report.summary and .seeds refuse other seeds, and a declared batch is never changed (leaderboard/PROTOCOL.md)
     local split
     for split in test heldout; do
         $PY -m leaderboard.declared "$(dirname "$1")" "$(basename "$1")-seed*-$split.csv" "$2"

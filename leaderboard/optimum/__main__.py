@@ -76,7 +76,7 @@ def select(args: argparse.Namespace) -> list[str]:
         return list(args.benchmark)
     uris = split_benchmark_uris("heldout" if args.heldout else args.split, args.dataset)
     if args.smallest > 0:
-        from leaderboard.summary import op_counts
+        from leaderboard.report.summary import op_counts
 
         counts = op_counts()
         uris = sorted(uris, key=lambda u: (counts.get(u, (0, 0))[0], u))[: args.smallest]

@@ -59,7 +59,7 @@ def optima(out: Path) -> dict[str, dict[str, Any]]:
 
 def gap(results: Path, known: dict[str, dict[str, Any]]) -> Gap:
     """``results``' gap to the optima ``known`` (:func:`optima`)."""
-    from leaderboard.summary import read_results
+    from leaderboard.report.summary import read_results
 
     above: list[float] = []
     exact = 0

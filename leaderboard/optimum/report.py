@@ -7,7 +7,7 @@ transitions tried, how the search stopped, the optimum and what it is
 (``optimal``, ``optimal among orders of length <= D`` or ``best found``),
 whether its order validated by execution, the fewest ops any committed
 validated result file of the test split or the held-out families reached
-(``leaderboard.headroom``), and the states found per depth (the growth).
+(``leaderboard.report.headroom``), and the states found per depth (the growth).
 ``--json`` also writes the rows (the graphs' summaries, without their states
 and transitions): what the reproduce stage commits.
 """
@@ -56,8 +56,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         "leaderboard/results/optimum/graphs (default: %(default)s)")
     p.add_argument("--json", type=Path, default=None, help="also write the rows to this JSON file (default: none)")
     args = p.parse_args(argv)
-    from leaderboard.figures import HERE
-    from leaderboard.headroom import best_op_counts, validated_results
+    from leaderboard.report.figures import HERE
+    from leaderboard.report.headroom import best_op_counts, validated_results
 
     used = [path for split in ("test", "heldout") for path in validated_results(HERE / "agents", split)[0]]
     committed, _ = best_op_counts(used)

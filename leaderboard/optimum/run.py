@@ -7,7 +7,7 @@ computes there, so every step lands in the store as an env's would, and a
 state costs no gRPC round trip, fork or observation (the engine never
 imports jax; its workers do). The optimum's order is then validated by
 execution the way the leaderboard validates results: replayed in the stock
-env (``leaderboard.check``, ``env.validate``).
+env (``leaderboard.report.check``, ``env.validate``).
 """
 from __future__ import annotations
 
@@ -130,10 +130,10 @@ def _engine_counts(engine: Engine) -> dict[str, int]:
 
 def validate_optimum(data: dict[str, Any], jobs: int = 1) -> bool:
     """Replay the optimum's order in the stock env and validate it by execution
-    (``env.validate``, as ``leaderboard.summary --validate`` does); records the verdict in ``data``."""
+    (``env.validate``, as ``leaderboard.report.summary --validate`` does); records the verdict in ``data``."""
     from compiler_gym.compiler_env_state import CompilerEnvState
 
-    from leaderboard.check import check_results
+    from leaderboard.report.check import check_results
 
     optimum = data["optimum"]
     state = CompilerEnvState(

@@ -14,7 +14,7 @@ BACKEND_SAMPLE_ARGS=(--sample "${BACKEND_SAMPLE:-2}" --sample_seed 0)
 stage_backend_reference() {  # XLA's own backend costs (as loaded, after its default pipeline) of the
     # backend sample of the test split and the held-out families, both pipelines: the tracks'
     # reference (~5 min; BACKEND_SAMPLE=0: the full splits, ~1 h)
-    $PY -m leaderboard.backend_reference --split test --split heldout --sample "${BACKEND_SAMPLE:-2}" --resume \
+    $PY -m leaderboard.report.backend_reference --split test --split heldout --sample "${BACKEND_SAMPLE:-2}" --resume \
         --out leaderboard/results/backend_reference.json
 }
 
@@ -23,7 +23,7 @@ backend_search() {  # backend_search TASK NAME POLICY: one search on the backend
     for split in test heldout; do
         evaluate $BACKEND/$task/$name-$split.csv "$policy" --reward "$task" --split $split "${BACKEND_SAMPLE_ARGS[@]}"
         want "$BACKEND/$task/$name-$split.csv" || continue
-        $PY -m leaderboard.backend_summary $BACKEND/$task/$name-$split.csv --reward "$task" --validate \
+        $PY -m leaderboard.report.backend_summary $BACKEND/$task/$name-$split.csv --reward "$task" --validate \
             --json $BACKEND/$task/$name-$split.summary.json | tee $BACKEND/$task/$name-$split.summary.txt
     done
 }
@@ -35,7 +35,7 @@ stage_backend_headroom() {  # every task: greedy after XLA's default order repla
         backend_search "$task" greedy-after-default "leaderboard.agents.greedy.policy:Greedy(max_steps=30, lazy=True, after_default=True)"
         backend_search "$task" greedy "leaderboard.agents.greedy.policy:Greedy(max_steps=30, lazy=True)"
     done
-    $PY -m leaderboard.backend_headroom --json $BACKEND/headroom.json | tee $BACKEND/headroom.txt
+    $PY -m leaderboard.report.backend_headroom --json $BACKEND/headroom.json | tee $BACKEND/headroom.txt
 }
 
 # The learned baseline of the backend track (declared before it ran: PPO, the MLP policy of
@@ -55,10 +55,10 @@ stage_backend_rl() {  # train the 5 seeds (~30 min each), then evaluate each on 
         for split in test heldout; do
             XLA_GYM_RL_RUN=$BACKEND_RUNS/$run evaluate $BACKEND/$BACKEND_TASK/rl/$run-$split.csv \
                 "leaderboard.agents.rl.policy:from_env()" --reward "$BACKEND_TASK" --split $split "${BACKEND_SAMPLE_ARGS[@]}"
-            $PY -m leaderboard.backend_summary $BACKEND/$BACKEND_TASK/rl/$run-$split.csv --reward "$BACKEND_TASK" \
+            $PY -m leaderboard.report.backend_summary $BACKEND/$BACKEND_TASK/rl/$run-$split.csv --reward "$BACKEND_TASK" \
                 --validate --json $BACKEND/$BACKEND_TASK/rl/$run-$split.summary.json | tee $BACKEND/$BACKEND_TASK/rl/$run-$split.summary.txt
         done
     done
-    $PY -m leaderboard.backend_summary $BACKEND/$BACKEND_TASK/rl/ppo-*.csv --reward "$BACKEND_TASK" --by-seed \
+    $PY -m leaderboard.report.backend_summary $BACKEND/$BACKEND_TASK/rl/ppo-*.csv --reward "$BACKEND_TASK" --by-seed \
         | tee $BACKEND/$BACKEND_TASK/rl/seeds.txt
 }

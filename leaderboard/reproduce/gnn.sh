@@ -27,7 +27,7 @@ stage_gnn() {  # the graph agent, trained as the MLP PPO (4,000 steps) on GPT-2 
         done
     done
     # side by side with the MLP PPO of the same budget and seeds (the rl and generalize stages)
-    $PY -m leaderboard.seeds --preset gnn --figure leaderboard/figures/gnn.png
+    $PY -m leaderboard.report.seeds --preset gnn --figure leaderboard/figures/gnn.png
 }
 
 stage_gnn_lr() {  # the graph agent on GPT-2 again with 4x the learning rate (1e-3): the gnn stage's runs moved
@@ -42,9 +42,9 @@ stage_gnn_lr() {  # the graph agent on GPT-2 again with 4x the learning rate (1e
         evaluate_splits "$run" "$results" gnn
         for split in test heldout; do summarize "$results-$split.csv" $split; done
     done
-    $PY -m leaderboard.seeds --preset gnn --figure leaderboard/figures/gnn.png
+    $PY -m leaderboard.report.seeds --preset gnn --figure leaderboard/figures/gnn.png
     # how far each update moved the policy, at both learning rates (TensorBoard's scalars)
-    $PY -m leaderboard.scalars "$AGENTS/gnn/runs/gnn-gpt2-seed*" "$LR/gnn-gpt2-seed*"
+    $PY -m leaderboard.report.scalars "$AGENTS/gnn/runs/gnn-gpt2-seed*" "$LR/gnn-gpt2-seed*"
 }
 
 stage_gnn_store_off() {  # the GNN's runs (gnn stage: GPT-2 and six families, 4,000 steps; budget stage: GPT-2, 20,000) on the
@@ -62,8 +62,8 @@ stage_gnn_store_off() {  # the GNN's runs (gnn stage: GPT-2 and six families, 4,
             summarize "$results"
         done
     done
-    $PY -m leaderboard.seeds --preset gnn --figure leaderboard/figures/gnn.png
-    $PY -m leaderboard.seeds --preset budget --figure leaderboard/figures/budget.png
+    $PY -m leaderboard.report.seeds --preset gnn --figure leaderboard/figures/gnn.png
+    $PY -m leaderboard.report.seeds --preset budget --figure leaderboard/figures/budget.png
 }
 
 stage_gnn_episodes5() {  # the graph agent on GPT-2 trained in episodes of 5 passes, not 20 (the idea of world_model_episodes5):
@@ -100,13 +100,13 @@ stage_gnn_episodes5() {  # the graph agent on GPT-2 trained in episodes of 5 pas
         evaluate $RVAL/ppo-OpCount-episodes5-seed$seed-validation-sample4.csv "$policy" --split validation "${SAMPLE[@]}"
         score_splits $AGENTS/rl/results/episodes5/ppo-OpCount-seed$seed "$policy"
     done
-    $PY -m leaderboard.seeds --baseline $AGENTS/world_model/results/validation/default-pipeline-validation-sample4.csv \
+    $PY -m leaderboard.report.seeds --baseline $AGENTS/world_model/results/validation/default-pipeline-validation-sample4.csv \
         "GNN PPO, episodes of 20 (the gnn stage's runs)=$VAL/gnn-gpt2-base-seed*.csv" \
         "GNN PPO, episodes of 5=$VAL/gnn-gpt2-episodes5-seed*.csv" \
         "GNN PPO, episodes of 5, stop masked=$VAL/gnn-gpt2-nostop-seed*.csv" \
         "MLP PPO, episodes of 20=$RVAL/ppo-OpCount-base-seed*-validation-sample4.csv" \
         "MLP PPO, episodes of 5=$RVAL/ppo-OpCount-episodes5-seed*-validation-sample4.csv"
-    $PY -m leaderboard.seeds --preset gnn --figure leaderboard/figures/gnn.png
+    $PY -m leaderboard.report.seeds --preset gnn --figure leaderboard/figures/gnn.png
 }
 
 stage_gnn_seeds() {  # more seeds for the comparison the goal asks for: gnn_episodes5's GNN (GPT-2, episodes of 5, store
@@ -124,10 +124,10 @@ stage_gnn_seeds() {  # more seeds for the comparison the goal asks for: gnn_epis
             "leaderboard.agents.gnn.policy:GnnPolicy(run='$run', episode_length=20)"
         score_splits $AGENTS/rl/results/seeds/ppo-OpCount-seed$seed "leaderboard.agents.rl.policy:RlPolicy(run='$mlp')"
     done
-    $PY -m leaderboard.seeds --preset gnn --figure leaderboard/figures/gnn.png
+    $PY -m leaderboard.report.seeds --preset gnn --figure leaderboard/figures/gnn.png
     # seed against seed: how often a GNN seed scores above an MLP seed, and every seed's score (the GNN README's
     # "Seed against seed")
-    $PY -m leaderboard.improvement --preset gnn "GNN PPO, GPT-2, episodes of 5, store off, more seeds" \
+    $PY -m leaderboard.report.improvement --preset gnn "GNN PPO, GPT-2, episodes of 5, store off, more seeds" \
         "MLP PPO, GPT-2, more seeds" --figure leaderboard/figures/gnn_seeds.png
 }
 
@@ -147,7 +147,7 @@ stage_gnn_six_episodes5() {  # gnn_episodes5's recipe (episodes of 5 passes, act
             "leaderboard.agents.gnn.policy:GnnPolicy(run='$run', episode_length=20)" \
             --split validation "${SAMPLE[@]}"
     done
-    $PY -m leaderboard.seeds --baseline $AGENTS/world_model/results/validation/default-pipeline-validation-sample4.csv \
+    $PY -m leaderboard.report.seeds --baseline $AGENTS/world_model/results/validation/default-pipeline-validation-sample4.csv \
         "GNN PPO, six families, episodes of 20 (the gnn stage's runs)=$VAL/gnn-mixed-base-seed*.csv" \
         "GNN PPO, six families, episodes of 5=$VAL/gnn-mixed-episodes5-seed*.csv" \
         "GNN PPO, GPT-2, episodes of 5=$VAL/gnn-gpt2-episodes5-seed*.csv" \

@@ -6,7 +6,7 @@
 stage_rescore() {  # results made under an older op count rule: the same commandlines, current rewards
     for results in $AGENTS/*/results-*.csv $AGENTS/rl/results/*.csv; do
         want "$results" || continue
-        $PY -m leaderboard.rescore "$results"
+        $PY -m leaderboard.report.rescore "$results"
     done
 }
 
@@ -21,28 +21,28 @@ stage_summary() {
         [[ $results == *.shard[0-9].csv ]] && continue  # an unfinished search_full shard
         baseline=$AGENTS/default_pipeline/results-test.csv
         [[ $results == *-heldout.csv ]] && baseline=$AGENTS/default_pipeline/results-heldout.csv
-        $PY -m leaderboard.summary "$results" --validate --jobs 2 --baseline "$baseline" \
+        $PY -m leaderboard.report.summary "$results" --validate --jobs 2 --baseline "$baseline" \
             --json "${results%.csv}.summary.json" | tee "${results%.csv}.summary.txt"
     done
 }
 
 stage_figures() {
-    $PY -m leaderboard.figures --out leaderboard/figures
-    $PY -m leaderboard.table  # the results tables of leaderboard/README.md: test sample
-    $PY -m leaderboard.table --full  # and full test split
-    $PY -m leaderboard.table --heldout  # and the held-out families
+    $PY -m leaderboard.report.figures --out leaderboard/figures
+    $PY -m leaderboard.report.table  # the results tables of leaderboard/README.md: test sample
+    $PY -m leaderboard.report.table --full  # and full test split
+    $PY -m leaderboard.report.table --heldout  # and the held-out families
     # PPO by training set, across seeds (the generalize stage): the README's table
-    $PY -m leaderboard.seeds --preset generalize --figure leaderboard/figures/generalize.png
-    $PY -m leaderboard.seeds --preset rl --figure leaderboard/figures/seeds.png  # every RL agent (seeds stage)
-    $PY -m leaderboard.seeds --preset budget --figure leaderboard/figures/budget.png  # 4,000 vs 20,000 steps
-    $PY -m leaderboard.against_paper  # the paper's two sets in its metric, across seeds: beaten or not
-    $PY -m leaderboard.headroom  # the best validated result of any agent per benchmark: how far above the baseline
-    $PY -m leaderboard.headroom --split heldout
-    $PY -m leaderboard.curves --out leaderboard/figures/budget_training.png \
+    $PY -m leaderboard.report.seeds --preset generalize --figure leaderboard/figures/generalize.png
+    $PY -m leaderboard.report.seeds --preset rl --figure leaderboard/figures/seeds.png  # every RL agent (seeds stage)
+    $PY -m leaderboard.report.seeds --preset budget --figure leaderboard/figures/budget.png  # 4,000 vs 20,000 steps
+    $PY -m leaderboard.report.against_paper  # the paper's two sets in its metric, across seeds: beaten or not
+    $PY -m leaderboard.report.headroom  # the best validated result of any agent per benchmark: how far above the baseline
+    $PY -m leaderboard.report.headroom --split heldout
+    $PY -m leaderboard.report.curves --out leaderboard/figures/budget_training.png \
         "PPO=$RUNS/budget/ppo-OpCount-seed*" "PPO + shaping=$RUNS/budget/ppo-OpCountShaped-seed*" \
         "GNN PPO=$AGENTS/gnn/runs/budget/gnn-gpt2-seed*" \
         --title "PPO, PPO + shaping and the GNN at 20,000 env steps (mean across seeds, 95% CI)"
-    $PY -m leaderboard.curves --out leaderboard/figures/generalize_training.png \
+    $PY -m leaderboard.report.curves --out leaderboard/figures/generalize_training.png \
         "GPT-2=$RUNS/ppo-OpCount-seed[0-2]" "six families=$RUNS/generalize/six/*" \
         "generator=$RUNS/generalize/generator/*" "six families + generator=$RUNS/generalize/mixed/*" \
         --title "PPO training by training set (mean across seeds, 95% CI)"

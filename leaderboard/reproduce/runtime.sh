@@ -56,7 +56,7 @@ stage_runtime() {  # Chameleon-style runtime search, (a) exhaustive vs (b) adapt
     $PY -m leaderboard.agents.runtime.plot $AGENTS/runtime/results/runtime-vit1-agent-known-finalists4-sessions3.json
     # the four-finalist run's ViT winners in 6 fresh sessions, both sides without XLA's optimizing passes
     R=$AGENTS/runtime/results
-    $PY -m leaderboard.runtime_table measure \
+    $PY -m leaderboard.report.runtime_table measure \
         "exhaustive winner, 4 finalists (1.111 in one pair of envs)=$R/runtime-sample1-agent-known-finalists4.csv:exhaustive" \
         "adaptive winner, 4 finalists (1.010)=$R/runtime-sample1-agent-known-finalists4.csv:adaptive" \
         --benchmarks benchmark://xla-vit-v0/vit-l6-d64-h2-p8-i32-b2-adamw-train --pipeline agent --sessions 6 --rounds 2 \
@@ -69,19 +69,19 @@ stage_runtime() {  # Chameleon-style runtime search, (a) exhaustive vs (b) adapt
         --pipeline full --distinct executable --finalists 4 --from-results $known,$AGENTS/random_search/results-test.csv \
         --out $R/runtime-vit8-known-finalists4-sessions3.json
     $PY -m leaderboard.agents.runtime.plot $R/runtime-vit8-known-finalists4-sessions3.json
-    $PY -m leaderboard.runtime_table measure --datasets xla-vit-v0 --sample 0 --sessions 6 --rounds 2 --repetitions 10 \
+    $PY -m leaderboard.report.runtime_table measure --datasets xla-vit-v0 --sample 0 --sessions 6 --rounds 2 --repetitions 10 \
         "exhaustive winners=$R/runtime-vit8-known-finalists4-sessions3.csv:exhaustive" \
         "adaptive winners=$R/runtime-vit8-known-finalists4-sessions3.csv:adaptive" \
         "MLP PPO (op count), seed 0=$AGENTS/rl/results/ppo-OpCount-seed0-test.csv" \
         --out $R/vit8-winners-sessions6.json
     # the same winners and PPO's modules again, 3 sessions of 10 rounds (benchmarks/measure_runtime_noise.py: rounds,
     # not sessions, average the machine's noise out)
-    $PY -m leaderboard.runtime_table measure --datasets xla-vit-v0 --sample 0 --sessions 3 --rounds 10 --repetitions 10 \
+    $PY -m leaderboard.report.runtime_table measure --datasets xla-vit-v0 --sample 0 --sessions 3 --rounds 10 --repetitions 10 \
         --no-control "exhaustive winners=$R/runtime-vit8-known-finalists4-sessions3.csv:exhaustive" \
         "MLP PPO (op count), seed 0=$AGENTS/rl/results/ppo-OpCount-seed0-test.csv" \
         --out $R/vit8-winners-sessions3-rounds10.json
     # the same with the control rows (A/A, as loaded) and the adaptive winners
-    $PY -m leaderboard.runtime_table measure --datasets xla-vit-v0 --sample 0 --sessions 3 --rounds 10 --repetitions 10 \
+    $PY -m leaderboard.report.runtime_table measure --datasets xla-vit-v0 --sample 0 --sessions 3 --rounds 10 --repetitions 10 \
         "exhaustive winners=$R/runtime-vit8-known-finalists4-sessions3.csv:exhaustive" \
         "adaptive winners=$R/runtime-vit8-known-finalists4-sessions3.csv:adaptive" \
         "MLP PPO (op count), seed 0=$AGENTS/rl/results/ppo-OpCount-seed0-test.csv" \
@@ -118,9 +118,9 @@ stage_runtime_table() {  # the leaderboard's runtime table on the runtime runs' 
     search=$AGENTS/runtime/results-sample1.csv
     evaluate $search "leaderboard.agents.runtime.policy:RuntimeSearch(candidates=32, budget=8, mutate=0.5, \
 repetitions=10, final_rounds=10, final_sessions=0, baseline='default', seed=0)" --sample 1 --sample_seed 0
-    $PY -m leaderboard.summary $search --validate --baseline $AGENTS/default_pipeline/results-test.csv \
+    $PY -m leaderboard.report.summary $search --validate --baseline $AGENTS/default_pipeline/results-test.csv \
         --json ${search%.csv}.summary.json | tee ${search%.csv}.summary.txt
-    $PY -m leaderboard.runtime_table measure --sample 1 --sample-seed 0 --sessions 6 --rounds 2 --repetitions 10 \
+    $PY -m leaderboard.report.runtime_table measure --sample 1 --sample-seed 0 --sessions 6 --rounds 2 --repetitions 10 \
         --out leaderboard/results/runtime-sample1.json \
         "XLA's default order replayed through the env=$AGENTS/default_pipeline/results-test.csv" \
         "MLP PPO (op count), seed 0=$AGENTS/rl/results/ppo-OpCount-seed0-test.csv" \

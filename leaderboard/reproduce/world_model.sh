@@ -38,7 +38,7 @@ stage_world_model() {  # Dyna: 4000 real env steps per seed (the RL runs' budget
         done
     done
     # score against real env steps, beside the MLP PPO at 4,000 steps (seeds and rl stages)
-    $PY -m leaderboard.seeds --preset world_model --figure leaderboard/figures/world_model.png
+    $PY -m leaderboard.report.seeds --preset world_model --figure leaderboard/figures/world_model.png
 }
 
 stage_world_model_six() {  # the world model trained on all six train splits, 750 real steps, 3 seeds: does the model
@@ -61,7 +61,7 @@ stage_world_model_six() {  # the world model trained on all six train splits, 75
         evaluate "$results" "leaderboard.agents.world_model.policy:WorldModelPolicy(run='$run', plan='tiered')"
         summarize "$results"
     done
-    $PY -m leaderboard.seeds --preset world_model --figure leaderboard/figures/world_model.png
+    $PY -m leaderboard.report.seeds --preset world_model --figure leaderboard/figures/world_model.png
 }
 
 stage_world_model_six_rerun() {  # world_model_six's recipe again, 3 new runs saving a checkpoint at 500 real steps too: does the
@@ -108,7 +108,7 @@ stage_world_model_episodes5() {  # world_model_six_rerun's recipe collecting in 
             summarize "$results"
         done
     done
-    $PY -m leaderboard.seeds --baseline $VAL/default-pipeline-validation-sample4.csv \
+    $PY -m leaderboard.report.seeds --baseline $VAL/default-pipeline-validation-sample4.csv \
         "episodes of 20 (world_model_six_rerun), 500 real steps=$VAL/wm-six-rerun-tiered-steps500-seed*.csv" \
         "episodes of 20 (world_model_six_rerun), 750 real steps=$VAL/wm-six-rerun-tiered-steps750-seed*.csv" \
         "episodes of 5, 500 real steps=$VAL/wm-six-episodes5-tiered-steps500-seed*.csv" \
@@ -148,7 +148,7 @@ stage_world_model_plans() {  # the planners compared on the validation split (4 
         $PY -m leaderboard.agents.world_model.ranks $VAL/greedy-validation-sample4.csv --checkpoint 750 --plan score \
             --run $AGENTS/world_model/runs/wm-xla-gpt2-v0-seed$seed > $VAL/greedy-ranks-seed$seed.json
     done
-    $PY -m leaderboard.seeds --baseline $VAL/default-pipeline-validation-sample4.csv \
+    $PY -m leaderboard.report.seeds --baseline $VAL/default-pipeline-validation-sample4.csv \
         "world model + lookahead, 750 real steps=$VAL/wm-xla-gpt2-v0-lookahead-steps750-seed*.csv" \
         "world model + score plan, 750 real steps=$VAL/wm-xla-gpt2-v0-score-steps750-seed*.csv" \
         "world model + tiered plan, 750 real steps=$VAL/wm-xla-gpt2-v0-tiered-steps750-seed*.csv" \
@@ -156,7 +156,7 @@ stage_world_model_plans() {  # the planners compared on the validation split (4 
         "world model + guided search, 4 passes a step, 750 real steps=$VAL/wm-xla-gpt2-v0-search4-steps750-seed*.csv" \
         "world model + guided search, 8 passes a step, 750 real steps=$VAL/wm-xla-gpt2-v0-search8-steps750-seed*.csv" \
         "greedy search (all 64 passes a step)=$VAL/greedy-validation-sample4.csv"
-    $PY -m leaderboard.seeds --baseline $VAL/default-pipeline-validation-sample4.csv \
+    $PY -m leaderboard.report.seeds --baseline $VAL/default-pipeline-validation-sample4.csv \
         "six train splits: world model + lookahead=$VAL/wm-six-lookahead-steps750-seed*.csv" \
         "six train splits: world model + score plan=$VAL/wm-six-score-steps750-seed*.csv" \
         "six train splits: world model + tiered plan=$VAL/wm-six-tiered-steps750-seed*.csv" \

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from compiler_gym.compiler_env_state import CompilerEnvState, CompilerEnvStateWriter
 
-from leaderboard.summary import op_counts
+from leaderboard.report.summary import op_counts
 
 __all__ = ["GPT2", "RESNET", "write_results"]
 

@@ -1,4 +1,4 @@
-"""leaderboard.against_paper: the paper's metric over seeds and benchmarks, and the verdict per set."""
+"""leaderboard.report.against_paper: the paper's metric over seeds and benchmarks, and the verdict per set."""
 from __future__ import annotations
 
 import math
@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from compiler_gym.compiler_env_state import CompilerEnvState, CompilerEnvStateWriter
 
-from leaderboard.against_paper import PAPER, ROWS, Cell, against, main, verdict
-from leaderboard.summary import op_counts
+from leaderboard.report.against_paper import PAPER, ROWS, Cell, against, main, verdict
+from leaderboard.report.summary import op_counts
 
 
 def _cell(low: float, high: float) -> Cell:
@@ -82,4 +82,4 @@ def test_the_readme_section_is_the_commands_table(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) > 2 + len(PAPER) * (len(ROWS) - 2)  # rows without a whole seed yet are left out
     missing = [line for line in lines if line not in readme]
-    assert not missing, f"README lacks `python -m leaderboard.against_paper` lines: {missing[:2]}"
+    assert not missing, f"README lacks `python -m leaderboard.report.against_paper` lines: {missing[:2]}"

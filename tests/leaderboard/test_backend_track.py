@@ -10,7 +10,7 @@ import pytest
 from compiler_gym.compiler_env_state import CompilerEnvState
 
 from leaderboard.agents.objective import OBJECTIVE_NAMES, objective_of
-from leaderboard.backend_summary import Track, parse_track, scores
+from leaderboard.report.backend_summary import Track, parse_track, scores
 from xla_service.catalog.backend import BACKEND_KEYS
 
 BENCHMARK = "benchmark://xla-rnn-v0/lstm-lm-l4-h32-s32-b4-infer"
@@ -52,9 +52,9 @@ def test_scores_are_default_over_final():
 
 @pytest.mark.slow
 def test_greedy_on_a_backend_track_validates_and_is_summarized(tmp_path, capsys):
-    from leaderboard.backend_reference import main as reference_main
-    from leaderboard.backend_summary import main as summary_main
     from leaderboard.harness import eval_xla_opcount_policy, load_policy
+    from leaderboard.report.backend_reference import main as reference_main
+    from leaderboard.report.backend_summary import main as summary_main
 
     results, reference = tmp_path / "results.csv", tmp_path / "reference.json"
     assert reference_main(["--benchmark", BENCHMARK, "--out", str(reference)]) == 0
@@ -97,7 +97,7 @@ def _reference(tmp_path, times: dict[str, tuple[float, float]]):
 
 
 def test_headroom_takes_the_best_validated_result_or_the_empty_order(tmp_path, capsys):
-    from leaderboard.backend_headroom import main as headroom_main
+    from leaderboard.report.backend_headroom import main as headroom_main
 
     reference = _reference(tmp_path, {"benchmark://xla-gpt2-v0/a": (4.0, 2.0), "benchmark://xla-gpt2-v0/b": (1.0, 2.0)})
     task = tmp_path / "results" / REWARD
@@ -118,7 +118,7 @@ def test_headroom_takes_the_best_validated_result_or_the_empty_order(tmp_path, c
 
 
 def test_summary_by_seed_averages_each_seeds_geomean_and_names_the_empty_order(tmp_path, capsys):
-    from leaderboard.backend_summary import main as summary_main
+    from leaderboard.report.backend_summary import main as summary_main
 
     reference = _reference(tmp_path, {"benchmark://xla-gpt2-v0/a": (4.0, 2.0), "benchmark://xla-unet-v0/b": (1.0, 2.0)})
     header = "benchmark,reward,walltime,commandline\n"

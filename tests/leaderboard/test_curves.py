@@ -1,4 +1,4 @@
-"""leaderboard.curves: learning curves read at common steps, mean and interval across seeds."""
+"""leaderboard.report.curves: learning curves read at common steps, mean and interval across seeds."""
 from __future__ import annotations
 
 import json
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from leaderboard.curves import curve, main
+from leaderboard.report.curves import curve, main
 
 
 def _run(folder, episodes: list[tuple[float, float]], reward: str = "OpCount") -> None:
@@ -50,7 +50,7 @@ def test_main_draws_every_configuration_and_skips_unmatched_ones(tmp_path, capsy
 
 
 def test_resumed_pieces_stay_in_order_and_runs_missing_steps_are_left_out(tmp_path, capsys):
-    from leaderboard.figures import rolling_returns
+    from leaderboard.report.figures import rolling_returns
 
     # a resumed run appended a piece whose times start again from 0
     _run(tmp_path / "resumed", [(0.1, 5), (0.2, 9), (0.9, 1), (1.0, 2)])

@@ -1,12 +1,12 @@
-"""leaderboard.efficiency: score against real env steps, and the steps an agent needs to reach a target."""
+"""leaderboard.report.efficiency: score against real env steps, and the steps an agent needs to reach a target."""
 from __future__ import annotations
 
 import math
 
 import pytest
 
-from leaderboard.efficiency import Point, curves, main, reached, steps_of
-from leaderboard.seeds import TEST, Cell
+from leaderboard.report.efficiency import Point, curves, main, reached, steps_of
+from leaderboard.report.seeds import TEST, Cell
 from tests.leaderboard.results_files import GPT2, write_results
 
 NAN = math.nan
@@ -123,4 +123,4 @@ def test_the_world_model_readme_holds_the_efficiency_output(capsys):
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("|", "Target:"))]
     assert sum(line.startswith("Target:") for line in lines) == 2
     missing = [line for line in lines if line not in readme]
-    assert not missing, f"README lacks `python -m leaderboard.efficiency --preset world_model ...` lines: {missing[:2]}"
+    assert not missing, f"README lacks `python -m leaderboard.report.efficiency --preset world_model ...` lines: {missing[:2]}"

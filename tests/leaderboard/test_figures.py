@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from compiler_gym.compiler_env_state import CompilerEnvState, CompilerEnvStateWriter
 
-from leaderboard.figures import main
+from leaderboard.report.figures import main
 
 GPT2 = "benchmark://xla-gpt2-v0/gpt2-l6-d128-h4-s32-b2-adam-f32-train"
 RESNET = "benchmark://xla-resnet-v0/resnet18-w16-i32-b2-adam-train"

@@ -1,4 +1,4 @@
-"""leaderboard.forest: a table of many rows as one panel per column, and when leaderboard.seeds draws it."""
+"""leaderboard.report.forest: a table of many rows as one panel per column, and when leaderboard.report.seeds draws it."""
 from __future__ import annotations
 
 import math
@@ -6,10 +6,10 @@ import math
 import matplotlib.pyplot as plt
 import pytest
 
-from leaderboard import forest as forest_module
-from leaderboard.forest import forest
-from leaderboard.metrics import Aggregate
-from leaderboard.seeds import MAX_BARS, TEST, main
+from leaderboard.report import forest as forest_module
+from leaderboard.report.forest import forest
+from leaderboard.report.metrics import Aggregate
+from leaderboard.report.seeds import MAX_BARS, TEST, main
 from tests.leaderboard.results_files import GPT2, RESNET, write_results
 
 

@@ -40,7 +40,7 @@ def test_eval_writes_a_csv_that_compiler_gym_validates(tmp_path, capsys):
     assert validated.returncode == 0, validated.stdout + validated.stderr
 
     # Validation by execution and runtime against the default pipeline's module.
-    from leaderboard.summary import main as summary_main
+    from leaderboard.report.summary import main as summary_main
 
     capsys.readouterr()
     assert summary_main([str(results), "--validate", "--runtime"]) == 0

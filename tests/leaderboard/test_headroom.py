@@ -1,4 +1,4 @@
-"""leaderboard.headroom: the best validated result per benchmark, over the baseline."""
+"""leaderboard.report.headroom: the best validated result per benchmark, over the baseline."""
 from __future__ import annotations
 
 import json
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from compiler_gym.compiler_env_state import CompilerEnvState, CompilerEnvStateWriter
 
-from leaderboard.headroom import best_op_counts, headroom, main, validated_results
-from leaderboard.summary import op_counts
+from leaderboard.report.headroom import best_op_counts, headroom, main, validated_results
+from leaderboard.report.summary import op_counts
 from xla_service.catalog.schema import OP_COUNT_RULE
 
 
@@ -94,4 +94,4 @@ def test_the_readme_shows_the_committed_headroom(split: str, capsys: pytest.Capt
     readme = (Path(__file__).parents[2] / "leaderboard" / "README.md").read_text()
     assert main(["--split", split]) == 0
     out = capsys.readouterr().out
-    assert out in readme, f"rerun `python -m leaderboard.headroom --split {split}` and paste its output into the README"
+    assert out in readme, f"rerun `python -m leaderboard.report.headroom --split {split}` and paste its output into the README"

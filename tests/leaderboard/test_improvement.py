@@ -1,4 +1,4 @@
-"""leaderboard.improvement: how often a seed of one row beats a seed of another, with its interval."""
+"""leaderboard.report.improvement: how often a seed of one row beats a seed of another, with its interval."""
 from __future__ import annotations
 
 import itertools
@@ -10,8 +10,8 @@ import matplotlib.pyplot as plt
 import pytest
 from matplotlib.collections import PathCollection
 
-from leaderboard import improvement
-from leaderboard.improvement import (
+from leaderboard.report import improvement
+from leaderboard.report.improvement import (
     improvement_table,
     main,
     permutation_p,
@@ -204,7 +204,7 @@ def test_the_gnn_readme_table_is_the_commands(capsys):
     lines = [line for line in capsys.readouterr().out.splitlines() if line]
     assert lines[0] == f"A = {GNN_ROW}; B = {MLP_ROW}" and any(line.startswith("| test split |") for line in lines)
     missing = [line for line in lines if line not in readme]
-    assert not missing, f"README lacks `python -m leaderboard.improvement` lines: {missing[:2]}"
+    assert not missing, f"README lacks `python -m leaderboard.report.improvement` lines: {missing[:2]}"
     test_split = next(line for line in lines if line.startswith("| test split |")).split(" | ")[1]
     leaderboard_readme = (Path(__file__).parents[2] / "leaderboard" / "README.md").read_text()
     assert f"probability {test_split}" in " ".join(readme.split()) and test_split in leaderboard_readme

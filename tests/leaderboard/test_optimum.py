@@ -186,7 +186,7 @@ def test_export_is_a_gzipped_dataset_the_readers_take(tmp_path: Path) -> None:
 
 def test_cli_flags_say_their_defaults_and_select_benchmarks() -> None:
     from leaderboard.optimum.__main__ import main, parser, select
-    from leaderboard.summary import op_counts
+    from leaderboard.report.summary import op_counts
 
     for action in parser()._actions:
         if action.option_strings and action.dest != "help":

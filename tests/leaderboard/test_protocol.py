@@ -81,7 +81,7 @@ def test_a_resumed_run_keeps_its_own_store_and_the_summary_shows_the_store(tmp_p
     with pytest.raises(SharedStoreError):  # not resuming: a new run finds someone's store
         check_store(results, shared_store=False, setting=str(own))
     write_store_record(results, check_store(results, shared_store=True, setting=str(own)))
-    from leaderboard.summary import main as summary_main
+    from leaderboard.report.summary import main as summary_main
 
     json_path = tmp_path / "summary.json"
     assert summary_main([str(results), "--json", str(json_path)]) == 0
@@ -115,8 +115,8 @@ def test_results_whose_seeds_differ_from_the_declaration_are_refused(tmp_path, c
     check_declared(files[:3])  # exactly the declared seeds
     check_declared([write_results(tmp_path / "other-seed9-test.csv", {GPT2: 90})])  # in no batch: as before
 
-    from leaderboard.seeds import main as seeds_main
-    from leaderboard.summary import main as summary_main
+    from leaderboard.report.seeds import main as seeds_main
+    from leaderboard.report.summary import main as summary_main
 
     base = write_results(tmp_path / "base.csv", {GPT2: 100})
     with pytest.raises(SystemExit):

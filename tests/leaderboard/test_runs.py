@@ -56,7 +56,7 @@ def test_the_other_trainers_default_to_the_runs_folder():
 def test_figures_are_drawn_under_the_runs_folder_by_default(tmp_path, monkeypatch):
     from compiler_gym.compiler_env_state import CompilerEnvState, CompilerEnvStateWriter
 
-    from leaderboard.figures import main
+    from leaderboard.report.figures import main
 
     monkeypatch.setenv("XLA_GYM_RUNS", str(tmp_path / "runs"))
     results = tmp_path / "ppo.csv"
@@ -67,7 +67,7 @@ def test_figures_are_drawn_under_the_runs_folder_by_default(tmp_path, monkeypatc
 
 
 def test_backend_reference_writes_under_the_runs_folder_by_default(tmp_path, monkeypatch, capsys):
-    from leaderboard.backend_reference import main
+    from leaderboard.report.backend_reference import main
 
     monkeypatch.setenv("XLA_GYM_RUNS", str(tmp_path))
     monkeypatch.setenv("COLUMNS", "1000")

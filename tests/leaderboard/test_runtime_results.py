@@ -134,7 +134,7 @@ def test_runtime_table_measures_results_against_xlas_default(tmp_path, capsys):
     import compiler_gym
     from compiler_gym.compiler_env_state import CompilerEnvStateWriter
 
-    from leaderboard.runtime_table import AS_LOADED, CONTROL, main, table
+    from leaderboard.report.runtime_table import AS_LOADED, CONTROL, main, table
 
     uri = "benchmark://xla-rnn-v0/lstm-lm-l4-h32-s32-b4-infer"
     files = {}
@@ -211,7 +211,7 @@ def test_runtime_table_measures_results_against_xlas_default(tmp_path, capsys):
 
 def test_runtime_table_row_of_several_files_takes_each_benchmark_from_the_last(tmp_path, capsys):
     """``a.csv:exhaustive,b.csv:exhaustive``: one row, b's module where b has the benchmark, a's elsewhere."""
-    from leaderboard.runtime_table import main, read_commandlines
+    from leaderboard.report.runtime_table import main, read_commandlines
 
     a, b = tmp_path / "a.csv", tmp_path / "b.csv"
     a.write_text("benchmark,mode,commandline\nu1,exhaustive,p1\nu2,exhaustive,p2\nu2,adaptive,q2\n")
@@ -227,7 +227,7 @@ def test_runtime_table_row_of_several_files_takes_each_benchmark_from_the_last(t
 
 def test_runtime_table_names_cells_by_family_or_by_benchmark():
     """One benchmark per family: cells say the family; several of one family (a family's run): the benchmark."""
-    from leaderboard.runtime_table import table
+    from leaderboard.report.runtime_table import table
 
     def report(uris):
         def benchmark(uri):
@@ -245,7 +245,7 @@ def test_runtime_table_names_cells_by_family_or_by_benchmark():
 def test_leaderboard_readme_runtime_table_is_the_reports():
     import json
 
-    from leaderboard.runtime_table import table
+    from leaderboard.report.runtime_table import table
 
     root = Path(__file__).parents[2]
     for report, readme in (("leaderboard/results/runtime-sample1.json", "leaderboard/README.md"),

@@ -1,9 +1,9 @@
-"""``leaderboard.scalars``: a run's TensorBoard scalars, summarized."""
+"""``leaderboard.report.scalars``: a run's TensorBoard scalars, summarized."""
 from __future__ import annotations
 
 import pytest
 
-from leaderboard.scalars import main, read_scalars, summarize
+from leaderboard.report.scalars import main, read_scalars, summarize
 
 
 def _log(run, scalars):

@@ -1,4 +1,4 @@
-"""leaderboard.seeds: scores across training seeds, per column, with partial seeds left out."""
+"""leaderboard.report.seeds: scores across training seeds, per column, with partial seeds left out."""
 from __future__ import annotations
 
 import json
@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from leaderboard.seeds import (
+from leaderboard.report.seeds import (
     HELDOUT,
     TEST,
     across_seeds,
@@ -17,7 +17,7 @@ from leaderboard.seeds import (
     seed_of,
     validated,
 )
-from leaderboard.summary import final_op_counts, read_results
+from leaderboard.report.summary import final_op_counts, read_results
 from tests.leaderboard.results_files import GPT2, RESNET, write_results
 
 
@@ -101,14 +101,14 @@ def test_the_readme_tables_are_the_presets(preset, readme, capsys):
     """The READMEs' across-seed tables are the committed results', unedited."""
     from pathlib import Path
 
-    from leaderboard.presets import PRESETS
+    from leaderboard.report.presets import PRESETS
 
     readme = (Path(__file__).parents[2] / "leaderboard" / readme).read_text()
     assert main(["--preset", preset]) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("|")]
     assert lines[0].startswith("| Trained on |") and len(lines) == 2 + len(PRESETS[preset].rows)  # header, rule, rows
     missing = [line for line in lines if line not in readme]
-    assert not missing, f"README lacks `python -m leaderboard.seeds --preset {preset}` lines: {missing[:2]}"
+    assert not missing, f"README lacks `python -m leaderboard.report.seeds --preset {preset}` lines: {missing[:2]}"
 
 
 def test_a_result_outside_the_baselines_is_named(tmp_path):

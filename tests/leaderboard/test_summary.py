@@ -6,7 +6,7 @@ import math
 import pytest
 from compiler_gym.compiler_env_state import CompilerEnvState
 
-from leaderboard.summary import family, format_table, summarize
+from leaderboard.report.summary import family, format_table, summarize
 
 # (initial, default) op counts from the manifests: the default pipeline
 # reduces the first two; it adds ops to the bf16 one.
@@ -18,7 +18,7 @@ GPT2_BF16 = "benchmark://xla-gpt2-v0/gpt2-l6-d128-h4-s32-b2-adam-bf16-train"
 def _state(benchmark: str, ratio: float, walltime: float = 1.0, commandline: str = "cse") -> CompilerEnvState:
     """A result that removed ``ratio`` times the ops that XLA's default removes
     (its CSV reward is the OpCount return: initial - final op count)."""
-    from leaderboard.summary import op_counts
+    from leaderboard.report.summary import op_counts
 
     initial, default = op_counts()[benchmark]
     reward = ratio * max(initial - default, 1)
@@ -62,7 +62,7 @@ def test_family_is_the_dataset_name():
 
 
 def test_baseline_is_another_results_op_counts():
-    from leaderboard.summary import final_op_counts, op_counts
+    from leaderboard.report.summary import final_op_counts, op_counts
 
     initial, default = op_counts()[GPT2]
     replay = [_state(GPT2, 1.1)]  # removes 10% more ops than XLA's default
@@ -78,7 +78,7 @@ def test_baseline_is_another_results_op_counts():
 
 
 def test_nonpositive_ratios_against_the_baseline_are_counted_and_said():
-    from leaderboard.summary import final_op_counts
+    from leaderboard.report.summary import final_op_counts
 
     baseline = final_op_counts([_state(GPT2, 1.1), _state(RESNET, 1.0)])
     # on GPT-2 fewer ops removed than the baseline; on ResNet ops added

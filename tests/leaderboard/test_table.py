@@ -1,12 +1,12 @@
-"""The README's tables come from the summaries that leaderboard.summary --json writes."""
+"""The README's tables come from the summaries that leaderboard.report.summary --json writes."""
 from __future__ import annotations
 
 import json
 
 from compiler_gym.compiler_env_state import CompilerEnvState, CompilerEnvStateWriter
 
-from leaderboard.summary import main as summary_main
-from leaderboard.table import main as table_main
+from leaderboard.report.summary import main as summary_main
+from leaderboard.report.table import main as table_main
 
 GPT2 = "benchmark://xla-gpt2-v0/gpt2-l6-d128-h4-s32-b2-adam-f32-train"
 RESNET = "benchmark://xla-resnet-v0/resnet18-w16-i32-b2-adam-train"
@@ -14,7 +14,7 @@ RESNET = "benchmark://xla-resnet-v0/resnet18-w16-i32-b2-adam-train"
 
 def _state(benchmark: str, ratio: float, walltime: float) -> CompilerEnvState:
     """A result that removed ``ratio`` times what XLA's default removes (OpCount reward)."""
-    from leaderboard.summary import op_counts
+    from leaderboard.report.summary import op_counts
 
     initial, default = op_counts()[benchmark]
     return CompilerEnvState(benchmark=benchmark, reward=ratio * (initial - default), walltime=walltime, commandline="cse")
@@ -61,19 +61,19 @@ def test_table_says_how_many_ratios_against_the_baseline_are_left_out(tmp_path, 
 
 
 def test_the_readme_tables_are_the_committed_summaries(capsys):
-    """leaderboard/README.md shows leaderboard.table's output, unedited and current."""
+    """leaderboard/README.md shows leaderboard.report.table's output, unedited and current."""
     from pathlib import Path
 
     readme = (Path(__file__).parents[2] / "leaderboard" / "README.md").read_text()
     for flags in ([], ["--full"], ["--heldout"]):
         assert table_main(flags) == 0
         missing = [line for line in capsys.readouterr().out.splitlines() if line.startswith("|") and line not in readme]
-        assert not missing, f"README lacks `python -m leaderboard.table {' '.join(flags)}` lines: {missing[:3]}"
+        assert not missing, f"README lacks `python -m leaderboard.report.table {' '.join(flags)}` lines: {missing[:3]}"
 
 
 def test_heldout_results_are_their_own_column(tmp_path, capsys):
     """The held-out families' overall row becomes one more column of an agent's per-family rows."""
-    from leaderboard.table import HELDOUT, ratio_by_family, rows, with_heldout
+    from leaderboard.report.table import HELDOUT, ratio_by_family, rows, with_heldout
     from xla_service.env.datasets import split_benchmark_uris
 
     unet = split_benchmark_uris("heldout", ["xla-unet-v0"])[0]

@@ -67,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     import compiler_gym
 
-    from leaderboard.summary import read_results
+    from leaderboard.report.summary import read_results
 
     policy = WorldModelPolicy(args.run, checkpoint=args.checkpoint, plan=args.plan)
     rows = read_results([args.results])

@@ -1,6 +1,6 @@
 """The runtime table: leaderboard results' speedups over XLA's default, measured with hygiene.
 
-``python -m leaderboard.runtime_table measure "LABEL=RESULTS.csv" ... --sample 1 --out REPORT.json``
+``python -m leaderboard.report.runtime_table measure "LABEL=RESULTS.csv" ... --sample 1 --out REPORT.json``
 replays each results file's module for every benchmark of a test-split sample
 and measures it against ``RuntimeDefault`` (the module of XLA's default
 pipeline) in ``--sessions`` fresh pairs of envs, ``--rounds`` interleaved rounds
@@ -10,7 +10,7 @@ the pooled medians) with a bootstrap interval that resamples sessions, then
 rounds within them, and a verdict: faster, slower, or within noise. Per row:
 the geometric mean over the benchmarks with a bootstrap interval over
 benchmarks, and how many were faster and slower beyond noise. ``python -m
-leaderboard.runtime_table show REPORT.json`` prints the table as Markdown (the
+leaderboard.report.runtime_table show REPORT.json`` prints the table as Markdown (the
 leaderboard README's, unedited).
 
 A row's results are a ``leaderboard.eval`` results CSV, or a runtime search's
@@ -51,7 +51,7 @@ from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
-from leaderboard.metrics import Aggregate, aggregate, geomean
+from leaderboard.report.metrics import Aggregate, aggregate, geomean
 from xla_service.catalog.schema import RUNTIME_PIPELINES
 
 __all__ = ["AS_LOADED", "CONTROL", "main", "measure", "read_commandlines", "table"]
@@ -77,7 +77,7 @@ def read_commandlines(results: str) -> dict[str, str]:
         for part in results.split(","):
             merged.update(read_commandlines(part))
         return merged
-    from leaderboard.summary import read_results
+    from leaderboard.report.summary import read_results
 
     path, mode = _split_mode(results)
     if not mode:

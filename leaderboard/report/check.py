@@ -4,7 +4,7 @@
 CompilerGym env (``env.validate``: the module it reaches must compute what the
 original computes); with ``runtime`` it also times the agent's module against
 the default pipeline's (the ``Runtime`` and ``RuntimeDefault`` observations,
-medians). ``leaderboard.summary --validate`` / ``--runtime`` count the results.
+medians). ``leaderboard.report.summary --validate`` / ``--runtime`` count the results.
 """
 from __future__ import annotations
 

@@ -1,21 +1,21 @@
 """Summarize a backend track's results: each agent against XLA's default pipeline.
 
-``python -m leaderboard.backend_summary RESULTS.csv [...] --reward EstimatedTimeAgentNorm [--validate]``
+``python -m leaderboard.report.backend_summary RESULTS.csv [...] --reward EstimatedTimeAgentNorm [--validate]``
 
 A backend track (``--reward`` of the harness: an objective of
 ``catalog.backend.BACKEND_OBJECTIVES`` in a pipeline mode, raw or ``Norm``)
 records each result's episode return. With the reference
-(``leaderboard.backend_reference``: the objective of each benchmark as loaded,
+(``leaderboard.report.backend_reference``: the objective of each benchmark as loaded,
 ``initial``, and after XLA's default pipeline, ``default``), the agent's final
 value is ``initial - return`` (raw) or ``initial - return * default`` (Norm),
 and its score on a benchmark is ``default / final`` (> 1: better than XLA's
 default). Reported per family and overall: the geometric mean of the scores
-with a 95% bootstrap interval over benchmarks (``leaderboard.metrics``), the
+with a 95% bootstrap interval over benchmarks (``leaderboard.report.metrics``), the
 share of benchmarks at least as good as the default, and with ``--validate``
 how many results validate by execution. With ``--by-seed`` the CSVs are the runs
 of a learned agent (``seed<k>`` in each file name; a seed's test and held-out
 files together): each seed's geometric mean per family, then the mean across
-seeds with a 95% Student-t interval (``leaderboard.seeds.across_seeds``).
+seeds with a 95% Student-t interval (``leaderboard.report.seeds.across_seeds``).
 """
 from __future__ import annotations
 
@@ -29,13 +29,13 @@ from pathlib import Path
 
 from compiler_gym.compiler_env_state import CompilerEnvState
 
-from leaderboard.backend_reference import DEFAULT_PATH, load_reference
-from leaderboard.check import check_results
 from leaderboard.declared import SeedDeclarationError, check_declared, check_file
-from leaderboard.metrics import Aggregate, aggregate, geomean
 from leaderboard.protocol import store_line
-from leaderboard.seeds import across_seeds, seed_of
-from leaderboard.summary import family, read_results
+from leaderboard.report.backend_reference import DEFAULT_PATH, load_reference
+from leaderboard.report.check import check_results
+from leaderboard.report.metrics import Aggregate, aggregate, geomean
+from leaderboard.report.seeds import across_seeds, seed_of
+from leaderboard.report.summary import family, read_results
 from xla_service.catalog.backend import BACKEND_KEYS, BACKEND_OBJECTIVES
 
 __all__ = ["Track", "by_seed", "empty_scores", "parse_track", "scores", "main"]
@@ -142,7 +142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("results", nargs="+", help="results CSVs of one agent on the track")
     parser.add_argument("--reward", required=True, help="the track's reward space (the harness's --reward)")
-    parser.add_argument("--reference", type=Path, default=DEFAULT_PATH, help="leaderboard.backend_reference's JSON")
+    parser.add_argument("--reference", type=Path, default=DEFAULT_PATH, help="leaderboard.report.backend_reference's JSON")
     parser.add_argument("--validate", action="store_true", help="validate every result by execution")
     parser.add_argument("--jobs", type=int, default=1, help="envs side by side for --validate")
     parser.add_argument("--json", type=Path, default=None, help="also write the per-benchmark scores here")
@@ -162,7 +162,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     missing = sorted({s.benchmark for s in states} - set(reference))
     if missing:
         raise SystemExit(f"{len(missing)} benchmarks have no reference in {args.reference} (e.g. {missing[0]}): "
-                         "run python -m leaderboard.backend_reference for their split")
+                         "run python -m leaderboard.report.backend_reference for their split")
     if args.by_seed:
         print(f"track {args.reward} ({track.objective}, {track.pipeline} pipeline): default / agent, across seeds")
         _print_by_seed(by_seed(args.results, track, reference))

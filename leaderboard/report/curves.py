@@ -1,18 +1,18 @@
 """Learning curves across training seeds: the mean episode return with its 95% interval.
 
-``python -m leaderboard.curves LABEL=GLOB [LABEL=GLOB ...] --out curves.png``
+``python -m leaderboard.report.curves LABEL=GLOB [LABEL=GLOB ...] --out curves.png``
 
 Each ``LABEL=GLOB[,GLOB...]`` names one training configuration and matches its
 finished run folders (``leaderboard.agents.rl.train --out`` with a
 ``model.zip``, or ``leaderboard.agents.gnn.train --out`` with a ``model.pt``:
 a run still training is left out), one per seed. A run's curve is the rolling
 mean of its episode returns (SB3's ``monitor-*.csv``, the GNN's ``episodes.csv``)
-against environment steps (``leaderboard.figures.rolling_returns``); the
+against environment steps (``leaderboard.report.figures.rolling_returns``); the
 curves are read at common steps, up to the shortest run, and drawn as the
-mean across seeds with a 95% Student-t band (``leaderboard.seeds``). Returns
+mean across seeds with a 95% Student-t band (``leaderboard.report.seeds``). Returns
 of the ``OpCount`` reward are fractions of each training benchmark's initial
 op count, so curves of different training sets say how fast each set is
-learned, not which policy is better on the test split (``leaderboard.seeds``
+learned, not which policy is better on the test split (``leaderboard.report.seeds``
 says that). Other rewards (``OpCountShaped``) have other scales: each reward
 space gets its own panel. A run whose episode files hold fewer than 90% of the
 env steps it trained (``result.json``: e.g. a run resumed before monitors
@@ -30,8 +30,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from leaderboard.figures import COLORS, reward_space_of, rolling_returns, save_figure
-from leaderboard.seeds import across_seeds
+from leaderboard.report.figures import COLORS, reward_space_of, rolling_returns, save_figure
+from leaderboard.report.seeds import across_seeds
 
 __all__ = ["curve", "main"]
 

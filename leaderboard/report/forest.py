@@ -3,7 +3,7 @@
 Grouped bars give each column a bar per row, told apart by colours in a legend (which repeat after
 twenty). Here each row is labelled once, down the left, and a column's panel shows each row's mean
 (dot) and 95% interval (line) on that column's own scale, with 1.0 (as good as the baseline) marked.
-``leaderboard.seeds --figure`` draws its larger tables so.
+``leaderboard.report.seeds --figure`` draws its larger tables so.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
-from leaderboard.metrics import Aggregate  # noqa: E402
+from leaderboard.report.metrics import Aggregate  # noqa: E402
 
 __all__ = ["forest"]
 

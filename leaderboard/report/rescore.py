@@ -1,6 +1,6 @@
 """Re-score results CSVs under the current op count rule: replay each commandline, rewrite its reward.
 
-``python -m leaderboard.rescore RESULTS.csv [...]``
+``python -m leaderboard.report.rescore RESULTS.csv [...]``
 
 A result is a benchmark and the passes an agent chose; its score is an op count,
 which depends on the op count rule (``xla_service.catalog.schema.OP_COUNT_RULE``,

@@ -1,4 +1,4 @@
-"""``python -m leaderboard.backend_headroom``: how far the searches get past XLA's default, per backend task.
+"""``python -m leaderboard.report.backend_headroom``: how far the searches get past XLA's default, per backend task.
 
 A task is a backend reward space (objective x pipeline, ``docs/spaces.md``)
 on a set of benchmarks. Its results live in ``--results/<Reward>/*.csv`` (one
@@ -19,14 +19,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from leaderboard.backend_reference import DEFAULT_PATH, load_reference
-from leaderboard.backend_summary import parse_track, scores
-from leaderboard.metrics import aggregate, geomean
-from leaderboard.summary import family, read_results
+from leaderboard.report.backend_reference import DEFAULT_PATH, load_reference
+from leaderboard.report.backend_summary import parse_track, scores
+from leaderboard.report.metrics import aggregate, geomean
+from leaderboard.report.summary import family, read_results
 
 __all__ = ["RESULTS", "best_scores", "main"]
 
-RESULTS = Path(__file__).parent / "results" / "backend"
+RESULTS = Path(__file__).parents[1] / "results" / "backend"
 
 
 def best_scores(folder: Path, reference: dict) -> tuple[dict[str, dict[str, float]], int, int]:
@@ -56,7 +56,7 @@ def best_scores(folder: Path, reference: dict) -> tuple[dict[str, dict[str, floa
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--results", type=Path, default=RESULTS, help="folder of <Reward>/ folders of results CSVs")
-    parser.add_argument("--reference", type=Path, default=DEFAULT_PATH, help="leaderboard.backend_reference's JSON")
+    parser.add_argument("--reference", type=Path, default=DEFAULT_PATH, help="leaderboard.report.backend_reference's JSON")
     parser.add_argument("--json", type=Path, default=None, help="also write the per-benchmark best scores here")
     parser.add_argument("--figure", type=Path, default=None, help="also draw the table as a PNG here")
     args = parser.parse_args(argv)
@@ -95,7 +95,7 @@ def figure(best: dict[str, dict[str, float]], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from leaderboard.figures import save_figure
+    from leaderboard.report.figures import save_figure
 
     tasks = list(best)
     fig, ax = plt.subplots(figsize=(8, 0.6 * len(tasks) + 1.5))

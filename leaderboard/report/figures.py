@@ -1,11 +1,11 @@
 """The leaderboard's figures, drawn from its results files (PNG).
 
-``python -m leaderboard.figures [--out leaderboard/figures]``
+``python -m leaderboard.report.figures [--out leaderboard/figures]``
 
 - ``algorithms.png`` (like the paper's Figure 2): every agent's op count
   against the replayed default pipeline (the geometric mean of
   N_replay / N_agent over every benchmark, with its 95% bootstrap interval as
-  an error bar; ``leaderboard.summary``), per test family, the paper's mix and
+  an error bar; ``leaderboard.report.summary``), per test family, the paper's mix and
   overall.
 - ``per_benchmark.png`` (like its Figure 3): per benchmark, the op-count
   reduction of each chosen agent (``PER_BENCHMARK``) relative to the default
@@ -21,7 +21,7 @@
   steps, a rolling mean) from the runs' ``monitor-*.csv`` files, one panel
   per reward space, each labelled with its unit (``OpCount`` returns are
   fractions of the initial op count, ``OpCountShaped`` ones are in operations);
-  the leaderboard's runs (seed 0): ``leaderboard.curves`` draws them across seeds.
+  the leaderboard's runs (seed 0): ``leaderboard.report.curves`` draws them across seeds.
 
 Colours come from a 20-colour palette, so no two agents share one.
 
@@ -44,9 +44,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from leaderboard.metrics import Aggregate  # noqa: E402
-from leaderboard.runs import runs_dir  # noqa: E402
-from leaderboard.summary import (  # noqa: E402
+from leaderboard.report.metrics import Aggregate  # noqa: E402
+from leaderboard.report.summary import (  # noqa: E402
     PAPER_MIX,
     agent_op_count,
     family,
@@ -55,13 +54,14 @@ from leaderboard.summary import (  # noqa: E402
     read_results,
     summarize,
 )
+from leaderboard.runs import runs_dir  # noqa: E402
 
 __all__ = [
     "COLORS", "DEFAULT_RESULTS", "FULL_RESULTS", "HELDOUT_RESULTS", "bars", "labelled_results", "main", "reward_space_of",
     "rolling_returns", "save_figure",
 ]
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parents[1]  # leaderboard/
 #: label -> results CSV, the leaderboard's rows on the test sample.
 DEFAULT_RESULTS = {
     "default pipeline": "agents/default_pipeline/results-sample4.csv",

@@ -4,7 +4,7 @@ Every aggregate is reported with how many benchmarks it covers and a 95%
 bootstrap interval over benchmarks (2,000 resamples, seeded: the same inputs
 give the same interval). Below :data:`MIN_BENCHMARKS` benchmarks a number is
 flagged as too small a sample to mean much. :class:`Row` holds one group's
-per-benchmark values and computes its aggregates (``leaderboard.summary``'s rows).
+per-benchmark values and computes its aggregates (``leaderboard.report.summary``'s rows).
 """
 from __future__ import annotations
 

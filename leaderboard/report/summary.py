@@ -1,6 +1,6 @@
 """Summarize a leaderboard results CSV, per test family and overall.
 
-``python -m leaderboard.summary RESULTS.csv [--validate [--jobs N]] [--runtime]``
+``python -m leaderboard.report.summary RESULTS.csv [--validate [--jobs N]] [--runtime]``
 
 - **vs default (geomean ratio)**: the geometric mean over *every* benchmark of
   N_default / N_agent op count (> 1: fewer ops than XLA's default), bf16
@@ -8,7 +8,7 @@
   results file (``--baseline``, e.g. the default pipeline replayed through the
   env): the leaderboard's headline. **mean reduction**: the mean of
   (N0 - N_agent) / N0. Each with a 95% bootstrap interval over benchmarks and
-  how many it covers (``leaderboard/metrics.py``); fewer than 20 benchmarks
+  how many it covers (``leaderboard/report/metrics.py``); fewer than 20 benchmarks
   are flagged as too small a sample.
 - **improvement**: the paper's metric, the geometric mean over benchmarks of
   (initial - agent) / (initial - default) op count, minus one: the
@@ -42,10 +42,10 @@ from collections.abc import Sequence
 
 from compiler_gym.compiler_env_state import CompilerEnvState, CompilerEnvStateReader
 
-from leaderboard.check import check_results
 from leaderboard.declared import SeedDeclarationError, check_file
-from leaderboard.metrics import MIN_BENCHMARKS, Aggregate, Row
 from leaderboard.protocol import read_store_record, store_line
+from leaderboard.report.check import check_results
+from leaderboard.report.metrics import MIN_BENCHMARKS, Aggregate, Row
 from xla_service.catalog.schema import OP_COUNT_RULE
 
 __all__ = ["Row", "agent_op_count", "family", "main", "final_op_counts", "op_counts", "read_results", "summarize"]

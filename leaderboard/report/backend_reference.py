@@ -1,10 +1,10 @@
-"""``python -m leaderboard.backend_reference``: XLA's own backend costs of every benchmark.
+"""``python -m leaderboard.report.backend_reference``: XLA's own backend costs of every benchmark.
 
 For each benchmark of the selected splits and each pipeline mode, the
 ``BackendCost`` vector of the benchmark as loaded (``Initial``) and of XLA's
 default pipeline's result (``Default``), read through the stock client: the
 reference that a backend track's results are divided by
-(``leaderboard.backend_summary``), as the manifests' ``default_op_count`` is
+(``leaderboard.report.backend_summary``), as the manifests' ``default_op_count`` is
 the op count track's. Written as JSON, keyed by benchmark URI; ``--resume``
 keeps what the file has.
 """
@@ -24,7 +24,7 @@ from xla_service.env.datasets import SPLITS
 
 __all__ = ["DEFAULT_PATH", "PIPELINES", "load_reference", "main"]
 
-DEFAULT_PATH = Path(__file__).parent / "results" / "backend_reference.json"
+DEFAULT_PATH = Path(__file__).parents[1] / "results" / "backend_reference.json"
 PIPELINES = {"full": "BackendCost", "agent": "BackendCostAgent"}
 
 
@@ -36,7 +36,7 @@ def load_reference(path: Path = DEFAULT_PATH) -> dict[str, dict[str, dict[str, l
         raise ValueError(
             f"{path} was made with keys {data.get('keys')} and backend semantics "
             f"{data.get('backend_semantics')}, expected {list(BACKEND_KEYS)} and {BACKEND_SEMANTICS_VERSION}: "
-            "run python -m leaderboard.backend_reference again"
+            "run python -m leaderboard.report.backend_reference again"
         )
     return dict(data["benchmarks"])
 

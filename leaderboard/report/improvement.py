@@ -1,14 +1,14 @@
 """How often a seed of one row beats a seed of another: the probability of improvement across seeds.
 
-``python -m leaderboard.improvement --preset gnn "ROW A" "ROW B"``, or with rows of your own:
-``python -m leaderboard.improvement --baseline B.csv "A=GLOB" "B=GLOB"`` (rows as in ``leaderboard.seeds``).
+``python -m leaderboard.report.improvement --preset gnn "ROW A" "ROW B"``, or with rows of your own:
+``python -m leaderboard.report.improvement --baseline B.csv "A=GLOB" "B=GLOB"`` (rows as in ``leaderboard.report.seeds``).
 
-``leaderboard.seeds`` compares two rows by the Student-t interval of their mean scores across
+``leaderboard.report.seeds`` compares two rows by the Student-t interval of their mean scores across
 seeds, and one failed seed widens that interval for as many seeds as can be afforded. This
 compares the seeds themselves. For each column (the families, the test split, the held-out
 families), it reports P(A > B) + P(A = B) / 2: the probability that a seed of A scores above a
 seed of B, ties counting half, over every pair of their seeds. A seed's score is
-``leaderboard.seeds``' (the geometric mean of N_baseline / N_agent over the column). This is the
+``leaderboard.report.seeds``' (the geometric mean of N_baseline / N_agent over the column). This is the
 Mann-Whitney statistic over n_A * n_B, rliable's "probability of improvement" (Agarwal et al.,
 2021) taken on each seed's column score; rliable averages per-task values over tasks instead.
 
@@ -27,7 +27,7 @@ unequal spreads, e.g. one failing seed against seeds that agree, it is not a tes
 P(A > B) = 0.5). Each column's p stands alone, uncorrected for the others, and the test split and
 held-out columns aggregate the family columns. None of this is the goal's test of non-overlapping
 intervals of the mean. ``--figure`` draws every seed's score per column beside its row's mean and
-95% Student-t interval (as ``leaderboard.seeds``).
+95% Student-t interval (as ``leaderboard.report.seeds``).
 """
 from __future__ import annotations
 
@@ -42,8 +42,8 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from leaderboard.presets import PRESETS
-from leaderboard.seeds import (
+from leaderboard.report.presets import PRESETS
+from leaderboard.report.seeds import (
     across_seeds,
     add_baseline_arguments,
     baseline_counts,
@@ -175,7 +175,7 @@ def seed_figure(labels: tuple[str, str], scores: dict[str, tuple[list[float], li
     equal scores spread side by side, and beside each row its mean with the 95% Student-t interval."""
     import matplotlib.pyplot as plt
 
-    from leaderboard.figures import COLORS
+    from leaderboard.report.figures import COLORS
     figure, axes = plt.subplots(1, len(scores), squeeze=False, figsize=(2.5 + 1.3 * len(scores), 4.2))
     for ax, (column, pair) in zip(axes[0], scores.items()):
         for side, (label, seeds) in enumerate(zip(labels, pair)):
@@ -227,7 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("a", metavar="A", help="row A: LABEL=GLOB[,GLOB...], or the label of a row of --preset")
     parser.add_argument("b", metavar="B", help="row B, the same way")
-    add_baseline_arguments(parser, "a table of leaderboard.seeds: its baselines, and its rows by label")
+    add_baseline_arguments(parser, "a table of leaderboard.report.seeds: its baselines, and its rows by label")
     parser.add_argument("--figure", default=None, metavar="PNG", help="also draw every seed's score beside each row's mean")
     args = parser.parse_args(argv)
     preset = dict(PRESETS[args.preset].rows) if args.preset else {}
@@ -255,7 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for note in notes:
         print(note, file=sys.stderr)
     if args.figure:
-        from leaderboard.figures import save_figure
+        from leaderboard.report.figures import save_figure
 
         save_figure(seed_figure((label_a, label_b), scores), args.figure)
         print(f"wrote {args.figure}", file=sys.stderr)

@@ -1,12 +1,12 @@
 """The results tables of ``leaderboard/README.md``, from the committed summaries.
 
-``python -m leaderboard.table`` prints Markdown tables: the leaderboard (one
+``python -m leaderboard.report.table`` prints Markdown tables: the leaderboard (one
 row per agent, CompilerGym's columns then ours: first the op-count ratio over
 the replayed default pipeline, which covers every benchmark, with its 95%
 interval and coverage, then over XLA's default, the mean reduction and the
 paper's metric), that ratio per test family, and the paper's metric per test
 family (against XLA's default, and against the replayed default pipeline). Each row comes from ``<results>.summary.json``, written by
-``leaderboard.summary --json`` (``leaderboard/reproduce.sh summary``); an
+``leaderboard.report.summary --json`` (``leaderboard/reproduce.sh summary``); an
 agent whose summary is missing is left out. ``--full``: the agents run on the
 full test split instead of the test sample, with a column for the families held
 out from all training (split ``heldout``: ``datasets/splits.py``) where the agent
@@ -23,14 +23,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from leaderboard.figures import (
+from leaderboard.report.figures import (
     DEFAULT_RESULTS,
     FULL_RESULTS,
     HELDOUT_RESULTS,
     HERE,
     labelled_results,
 )
-from leaderboard.summary import PAPER_MIX
+from leaderboard.report.summary import PAPER_MIX
 
 __all__ = ["HELDOUT", "main", "rows", "with_heldout"]
 

@@ -1,6 +1,6 @@
-"""The README's across-seed tables: for each ``--preset NAME`` of ``leaderboard.seeds`` (also taken by
-``leaderboard.improvement`` and ``leaderboard.efficiency``), its baselines, its rows and its figure
-title, each beside the ``reproduce.sh`` stage that fills it; ``leaderboard.against_paper`` takes its
+"""The README's across-seed tables: for each ``--preset NAME`` of ``leaderboard.report.seeds`` (also taken by
+``leaderboard.report.improvement`` and ``leaderboard.report.efficiency``), its baselines, its rows and its figure
+title, each beside the ``reproduce.sh`` stage that fills it; ``leaderboard.report.against_paper`` takes its
 default rows from them. A new table is one entry of ``PRESETS``.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ class Preset(NamedTuple):
         return [f"{label}={pattern}" for label, pattern in self.rows]
 
 
-_AGENTS = Path(__file__).parent / "agents"
+_AGENTS = Path(__file__).parents[1] / "agents"
 _RESULTS, _GENERALIZE, _GNN = _AGENTS / "rl" / "results", _AGENTS / "rl" / "results" / "generalize", _AGENTS / "gnn" / "results"
 _BASELINES = (f"{_AGENTS}/default_pipeline/results-test.csv", f"{_AGENTS}/default_pipeline/results-heldout.csv")
 _WM = _AGENTS / "world_model" / "results"

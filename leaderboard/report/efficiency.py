@@ -1,8 +1,8 @@
 """Sample efficiency: the test-split score against the real env steps an agent trained with.
 
-``python -m leaderboard.efficiency --preset world_model --target "MLP PPO, 4,000 steps" --figure F.png``
+``python -m leaderboard.report.efficiency --preset world_model --target "MLP PPO, 4,000 steps" --figure F.png``
 
-Reads the rows of a ``leaderboard.seeds`` table (a ``--preset``, or ``LABEL=GLOB`` rows
+Reads the rows of a ``leaderboard.report.seeds`` table (a ``--preset``, or ``LABEL=GLOB`` rows
 and ``--baseline``) whose labels end in a budget, ``"<agent>, <N> steps"`` or
 ``"<agent>, <N> real steps"``: rows of one agent at several budgets (a run's
 checkpoints) make that agent's curve. Other rows are left out. Each point is
@@ -30,8 +30,8 @@ import sys
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from leaderboard.presets import PRESETS
-from leaderboard.seeds import (
+from leaderboard.report.presets import PRESETS
+from leaderboard.report.seeds import (
     TEST,
     Cell,
     add_baseline_arguments,
@@ -121,7 +121,7 @@ def figure(agents: dict[str, list[Point]], targets: Sequence[str], table: dict[s
     import matplotlib.pyplot as plt
     from matplotlib.colors import to_hex
 
-    from leaderboard.figures import save_figure
+    from leaderboard.report.figures import save_figure
 
     fig, ax = plt.subplots(figsize=(10, 5.5))
     colours: dict[str, str] = {}
@@ -154,8 +154,8 @@ def figure(agents: dict[str, list[Point]], targets: Sequence[str], table: dict[s
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("rows", nargs="*", metavar="LABEL=GLOB", help="a row, as leaderboard.seeds takes it")
-    add_baseline_arguments(parser, "a leaderboard.seeds table's rows and baselines")
+    parser.add_argument("rows", nargs="*", metavar="LABEL=GLOB", help="a row, as leaderboard.report.seeds takes it")
+    add_baseline_arguments(parser, "a leaderboard.report.seeds table's rows and baselines")
     parser.add_argument(
         "--target", action="append", default=[], metavar="LABEL",
         help="a row whose score the agents must reach, e.g. 'MLP PPO, 4,000 steps' (repeatable; required)",

@@ -1,6 +1,6 @@
 """How much room the op count leaves: per benchmark, the fewest ops any validated result reached.
 
-``python -m leaderboard.headroom [--split test] [--baseline RESULTS.csv] [RESULTS.csv ...]``
+``python -m leaderboard.report.headroom [--split test] [--baseline RESULTS.csv] [RESULTS.csv ...]``
 
 Each result is one pass ordering some agent found for a benchmark. The best
 of them all, benchmark by benchmark, bounds from below what the best
@@ -27,9 +27,9 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from leaderboard.figures import HERE
-from leaderboard.metrics import Aggregate, aggregate, geomean
-from leaderboard.summary import family, final_op_counts, read_results
+from leaderboard.report.figures import HERE
+from leaderboard.report.metrics import Aggregate, aggregate, geomean
+from leaderboard.report.summary import family, final_op_counts, read_results
 from xla_service.catalog.schema import OP_COUNT_RULE
 
 __all__ = ["best_op_counts", "headroom", "main", "validated_results"]

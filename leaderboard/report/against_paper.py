@@ -1,6 +1,6 @@
 """The paper's two sets, in the paper's metric: are its numbers beaten, with the interval excluding them?
 
-``python -m leaderboard.against_paper`` prints the README's "Against the paper"
+``python -m leaderboard.report.against_paper`` prints the README's "Against the paper"
 table from the committed results CSVs (the full test split, every training seed).
 
 The paper reports +13.3% on GPT-2 graphs and +10.4% on a mix of GPT-2, BERT
@@ -32,10 +32,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from leaderboard.metrics import geomean_improvement, mean
-from leaderboard.presets import PRESETS
-from leaderboard.seeds import run_of
-from leaderboard.summary import (
+from leaderboard.report.metrics import geomean_improvement, mean
+from leaderboard.report.presets import PRESETS
+from leaderboard.report.seeds import run_of
+from leaderboard.report.summary import (
     PAPER_MIX_FAMILIES,
     agent_op_count,
     final_op_counts,
@@ -56,9 +56,9 @@ ROWS: dict[str, str] = {
     **{f"{label}, 4,000 steps": pattern for label, pattern in PRESETS["rl"].rows},
     **{label: pattern for label, pattern in PRESETS["budget"].rows if "20,000" in label},
     **{f"{label}, 4,000 steps": pattern for label, pattern in PRESETS["gnn"].rows if "GNN" in label},
-    "random search (240 s a benchmark, seed 0)": str(Path(__file__).parent / "agents" / "random_search" / "results-test.csv"),
-    "greedy search (deterministic: one run)": str(Path(__file__).parent / "agents" / "greedy" / "results-test.csv"),
-    "beam search (deterministic: one run)": str(Path(__file__).parent / "agents" / "beam" / "results-test.csv"),
+    "random search (240 s a benchmark, seed 0)": str(Path(__file__).parents[1] / "agents" / "random_search" / "results-test.csv"),
+    "greedy search (deterministic: one run)": str(Path(__file__).parents[1] / "agents" / "greedy" / "results-test.csv"),
+    "beam search (deterministic: one run)": str(Path(__file__).parents[1] / "agents" / "beam" / "results-test.csv"),
 }
 _DRAWS = 2000
 

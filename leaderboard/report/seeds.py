@@ -1,25 +1,25 @@
 """Results over training seeds: the mean and 95% interval across seeds, per family.
 
-``python -m leaderboard.seeds --baseline B.csv [--baseline B2.csv ...] LABEL=GLOB ...``,
-or ``python -m leaderboard.seeds --preset NAME`` for a table of the README (``leaderboard.presets``).
+``python -m leaderboard.report.seeds --baseline B.csv [--baseline B2.csv ...] LABEL=GLOB ...``,
+or ``python -m leaderboard.report.seeds --preset NAME`` for a table of the README (``leaderboard.report.presets``).
 
 One row per ``LABEL=GLOB[,GLOB...]``; the globs match that row's results CSVs, one or
 more per training seed (``seed<k>`` in the file name), e.g. a run's test-split
 file and its held-out file. A seed's score in a column is the geometric mean,
 over the column's benchmarks, of N_baseline / N_agent: the leaderboard's
-headline ratio (``leaderboard.summary``), against the baselines' op counts
+headline ratio (``leaderboard.report.summary``), against the baselines' op counts
 (several baseline files are merged, e.g. the replayed default pipeline on the
 test split and on the held-out families). A cell is the mean of its seeds'
 scores with a 95% Student-t interval across seeds (two seeds or more) and the
 number of seeds: how much another seed would move the row, which the
-intervals over benchmarks of ``leaderboard.table`` do not say.
+intervals over benchmarks of ``leaderboard.report.table`` do not say.
 
 Columns: every family of the baselines, then ``test split`` (the training
 families' benchmarks) and ``held-out`` (split ``heldout``). A seed that lacks
 some of a column's benchmarks (an evaluation still running) is left out of
 that column and counted as partial, so every number covers whole columns. The
 last column counts the row's results validated by execution (their
-``leaderboard.summary --validate --json`` files).
+``leaderboard.report.summary --validate --json`` files).
 """
 from __future__ import annotations
 
@@ -34,9 +34,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from leaderboard.declared import SeedDeclarationError, check_declared
-from leaderboard.metrics import geomean, mean
-from leaderboard.presets import PRESETS
-from leaderboard.summary import agent_op_count, family, final_op_counts, op_counts, read_results
+from leaderboard.report.metrics import geomean, mean
+from leaderboard.report.presets import PRESETS
+from leaderboard.report.summary import (
+    agent_op_count,
+    family,
+    final_op_counts,
+    op_counts,
+    read_results,
+)
 
 __all__ = ["Cell", "HELDOUT", "MAX_BARS", "TEST", "across_seeds", "add_baseline_arguments", "baseline_counts", "chosen_baselines", "columns", "main", "markdown", "parse_rows", "run_of", "score_table", "seed_of", "seed_scores", "validated"]
 
@@ -181,7 +187,7 @@ def score_table(rows: Mapping[str, Sequence[str]], baseline: dict[str, float]) -
 
 
 def validated(paths: Sequence[str]) -> str:
-    """"validated/results" over ``paths``, from their ``leaderboard.summary --validate --json``
+    """"validated/results" over ``paths``, from their ``leaderboard.report.summary --validate --json``
     files; a file without a summary of all its rows counts as not validated."""
     done = total = 0
     for path in paths:
@@ -206,12 +212,12 @@ def markdown(table: dict[str, dict[str, Cell]], checks: dict[str, str] | None = 
 
 
 def _figure(table: dict[str, dict[str, Cell]], path: str, title: str) -> None:
-    """Bars with intervals per column, or for more than ``MAX_BARS`` rows a forest plot (``leaderboard.forest``)."""
+    """Bars with intervals per column, or for more than ``MAX_BARS`` rows a forest plot (``leaderboard.report.forest``)."""
     import matplotlib.pyplot as plt
 
-    from leaderboard.figures import bars, save_figure
-    from leaderboard.forest import forest
-    from leaderboard.metrics import Aggregate
+    from leaderboard.report.figures import bars, save_figure
+    from leaderboard.report.forest import forest
+    from leaderboard.report.metrics import Aggregate
 
     aggregates = {
         label: {name: Aggregate(c.mean, c.low, c.high, c.seeds) for name, c in row.items() if c.seeds}
@@ -230,7 +236,7 @@ def _figure(table: dict[str, dict[str, Cell]], path: str, title: str) -> None:
 
 
 def add_baseline_arguments(parser: argparse.ArgumentParser, preset_help: str) -> None:
-    """``--baseline`` (repeatable) and ``--preset``, as this module and ``leaderboard.improvement`` take them."""
+    """``--baseline`` (repeatable) and ``--preset``, as this module and ``leaderboard.report.improvement`` take them."""
     parser.add_argument(
         "--baseline", action="append", default=[], metavar="CSV",
         help="results whose op counts are the reference (repeat to merge, e.g. test and held-out; added to --preset's)",

@@ -1,6 +1,6 @@
 """What training did, from a run's TensorBoard scalars: one row per run and tag.
 
-``python -m leaderboard.scalars RUN [RUN ...] [--tag TAG ...]``
+``python -m leaderboard.report.scalars RUN [RUN ...] [--tag TAG ...]``
 
 A ``RUN`` is a run folder (its ``tb/`` is read, or the folder itself if it holds the event
 files) or a glob of them. For each tag (default: PPO's ``losses/approx_kl``,
@@ -68,7 +68,7 @@ def _cell(value: float | int) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m leaderboard.scalars", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m leaderboard.report.scalars", description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", metavar="RUN", help="run folders (their tb/ is read) or globs of them")
     parser.add_argument("--tag", action="append", metavar="TAG",
                         help=f"a scalar tag to summarize (repeat for several; default: {', '.join(DEFAULT_TAGS)})")
