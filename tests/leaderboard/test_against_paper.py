@@ -77,9 +77,9 @@ def test_main_scores_rows_of_whole_seeds_and_names_bad_input(tmp_path, capsys):
 
 
 def test_the_readme_section_is_the_commands_table(capsys):
-    readme = (Path(__file__).parents[2] / "leaderboard" / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "docs" / "experiments" / "against-the-paper.md").read_text()
     assert main([]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) > 2 + len(PAPER) * (len(ROWS) - 2)  # rows without a whole seed yet are left out
     missing = [line for line in lines if line not in readme]
-    assert not missing, f"README lacks `python -m leaderboard.report.against_paper` lines: {missing[:2]}"
+    assert not missing, f"docs/experiments/against-the-paper.md lacks `python -m leaderboard.report.against_paper` lines: {missing[:2]}"

@@ -115,12 +115,12 @@ def test_main_reports_steps_to_the_target_against_its_own_agents_and_draws_the_f
 
 
 def test_the_world_model_readme_holds_the_efficiency_output(capsys):
-    """agents/world_model/README.md's steps-to-target tables are the committed results', unedited."""
+    """The world model's steps-to-target tables (docs/experiments/world-model.md) are the committed results', unedited."""
     from pathlib import Path
 
-    readme = (Path(__file__).parents[2] / "leaderboard" / "agents" / "world_model" / "README.md").read_text()
+    readme = (Path(__file__).parents[2] / "docs" / "experiments" / "world-model.md").read_text()
     assert main(["--preset", "world_model", "--target", "MLP PPO, 4,000 steps", "--target", "six families: MLP PPO, 4,000 steps"]) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith(("|", "Target:"))]
     assert sum(line.startswith("Target:") for line in lines) == 2
     missing = [line for line in lines if line not in readme]
-    assert not missing, f"README lacks `python -m leaderboard.report.efficiency --preset world_model ...` lines: {missing[:2]}"
+    assert not missing, f"docs/experiments/world-model.md lacks `python -m leaderboard.report.efficiency --preset world_model ...` lines: {missing[:2]}"

@@ -9,6 +9,13 @@ import pytest
 
 #: The runtime agent's folder: its README and its committed results.
 AGENT = Path(__file__).parents[2] / "leaderboard/agents/runtime"
+#: Where the runtime agent's runs are written up, every table of them: docs/experiments/runtime-agent.md.
+EXPERIMENTS = Path(__file__).parents[2] / "docs/experiments/runtime-agent.md"
+
+
+def documented() -> str:
+    """The runtime agent's README and its experiments page, where its tables and claims are."""
+    return (AGENT / "README.md").read_text() + EXPERIMENTS.read_text()
 
 
 def committed(name: str) -> Path:
@@ -55,7 +62,7 @@ def test_readme_tables_are_the_reports_tables(report):
     from leaderboard.agents.runtime.plot import table
 
     lines = table(json.loads(committed(report).read_text()))
-    assert "\n".join(lines) in (AGENT / "README.md").read_text()
+    assert "\n".join(lines) in documented()
     assert lines[-1].startswith("- adaptive: ") and "beyond noise" in lines[-1]
 
 
@@ -250,11 +257,11 @@ def test_leaderboard_readme_runtime_table_is_the_reports():
     root = Path(__file__).parents[2]
     for report, readme in (("leaderboard/results/runtime-sample1.json", "leaderboard/README.md"),
                            ("leaderboard/agents/runtime/results/vit-winners-agent-sessions6.json",
-                            "leaderboard/agents/runtime/README.md"),
+                            "docs/experiments/runtime-agent.md"),
                            ("leaderboard/agents/runtime/results/vit8-winners-sessions6.json",
-                            "leaderboard/agents/runtime/README.md"),
+                            "docs/experiments/runtime-agent.md"),
                            ("leaderboard/agents/runtime/results/vit8-winners-sessions3-rounds10.json",
-                            "leaderboard/agents/runtime/README.md"),
+                            "docs/experiments/runtime-agent.md"),
                            ("leaderboard/agents/runtime/results/vit8-winners-control-sessions3-rounds10.json",
                             "leaderboard/agents/runtime/README.md")):
         if not (root / report).is_file():
@@ -264,7 +271,7 @@ def test_leaderboard_readme_runtime_table_is_the_reports():
 
 @pytest.mark.parametrize("runs, excluding", [("a-a-run", 1), ("a-a-rounds10-run", 1)])
 def test_noise_tables_are_the_committed_outputs(runs, excluding):
-    """The runtime README's "Where the noise comes from": every sd is the committed outputs' of
+    """docs/experiments/runtime-agent.md's "Where the noise comes from": every sd is the committed outputs' of
     benchmarks/measure_runtime_noise.py (2 rounds a side, then 10), and as many A/A intervals exclude 1.0 as it says."""
     import re
 
@@ -280,7 +287,7 @@ def test_noise_tables_are_the_committed_outputs(runs, excluding):
                     sds[match[1], statistic, run] = match[2]
                     excluded += not float(match[3]) <= 1.0 <= float(match[4])
     assert len(sds) == 16 and excluded == excluding
-    readme = (AGENT / "README.md").read_text()
+    readme = EXPERIMENTS.read_text()
     for pairing in ("two services", "one service, its workers", "one service, one worker", "one worker, one executable"):
         row = " | ".join([pairing] + [sds[pairing, s, r] for s in ("median", "minimum") for r in (1, 2)])
         assert f"| {row} |" in readme

@@ -94,16 +94,17 @@ def test_main_prints_the_table_and_draws_the_figure(tmp_path, capsys):
 
 @pytest.mark.parametrize(
     "preset, readme",
-    [("generalize", "README.md"), ("rl", "README.md"), ("budget", "README.md"), ("gnn", "agents/gnn/README.md"),
-     ("world_model", "agents/world_model/README.md")],
+    [("generalize", "docs/experiments/training-sets-and-budget.md"), ("rl", "leaderboard/README.md"),
+     ("budget", "docs/experiments/training-sets-and-budget.md"), ("gnn", "leaderboard/agents/gnn/README.md"),
+     ("world_model", "leaderboard/agents/world_model/README.md")],
 )
 def test_the_readme_tables_are_the_presets(preset, readme, capsys):
-    """The READMEs' across-seed tables are the committed results', unedited."""
+    """The READMEs' (and docs/experiments pages') across-seed tables are the committed results', unedited."""
     from pathlib import Path
 
     from leaderboard.report.presets import PRESETS
 
-    readme = (Path(__file__).parents[2] / "leaderboard" / readme).read_text()
+    readme = (Path(__file__).parents[2] / readme).read_text()
     assert main(["--preset", preset]) == 0
     lines = [line for line in capsys.readouterr().out.splitlines() if line.startswith("|")]
     assert lines[0].startswith("| Trained on |") and len(lines) == 2 + len(PRESETS[preset].rows)  # header, rule, rows
