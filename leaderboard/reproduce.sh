@@ -84,7 +84,7 @@ summarize() {  # summarize RESULTS_CSV [SPLIT]: validate every result by executi
 }
 
 steps_tables() {  # the world model beside PPO by real env steps (table, figure), then the steps each agent needs
-    # to reach PPO's 4,000-step score (GPT-2, six train splits): agents/world_model/README.md's tables, from committed results
+    # to reach PPO's 4,000-step score (GPT-2, six train splits): docs/experiments/world-model.md's tables, from committed results
     $PY -m leaderboard.report.seeds --preset world_model --figure leaderboard/figures/world_model.png
     $PY -m leaderboard.report.efficiency --preset world_model --target "MLP PPO, 4,000 steps" \
         --target "six families: MLP PPO, 4,000 steps" --figure leaderboard/figures/world_model_steps.png

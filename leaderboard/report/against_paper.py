@@ -1,6 +1,6 @@
 """The paper's two sets, in the paper's metric: are its numbers beaten, with the interval excluding them?
 
-``python -m leaderboard.report.against_paper`` prints the README's "Against the paper"
+``python -m leaderboard.report.against_paper`` prints docs/experiments/against-the-paper.md's "Against the paper"
 table from the committed results CSVs (the full test split, every training seed).
 
 The paper reports +13.3% on GPT-2 graphs and +10.4% on a mix of GPT-2, BERT
@@ -166,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
                                      formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("rows", nargs="*", metavar="LABEL=GLOB",
-                        help="rows instead of the README's: a label and globs of its results CSVs (seed<k> in the names)")
+                        help="rows instead of docs/experiments/against-the-paper.md's: a label and globs of its results CSVs (seed<k> in the names)")
     parser.add_argument("--baseline", default=_BASELINE, help="the replayed default pipeline's results on the test split")
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap")
     args = parser.parse_args(argv)

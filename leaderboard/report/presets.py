@@ -1,4 +1,4 @@
-"""The README's across-seed tables: for each ``--preset NAME`` of ``leaderboard.report.seeds`` (also taken by
+"""The across-seed tables of the READMEs and docs/experiments: for each ``--preset NAME`` of ``leaderboard.report.seeds`` (also taken by
 ``leaderboard.report.improvement`` and ``leaderboard.report.efficiency``), its baselines, its rows and its figure
 title, each beside the ``reproduce.sh`` stage that fills it; ``leaderboard.report.against_paper`` takes its
 default rows from them. A new table is one entry of ``PRESETS``.
@@ -12,7 +12,7 @@ __all__ = ["PRESETS", "Preset"]
 
 
 class Preset(NamedTuple):
-    """A table of the README: its baselines, its rows (label, comma-separated globs), its figure title."""
+    """A table of the docs: its baselines, its rows (label, comma-separated globs), its figure title."""
 
     baselines: tuple[str, ...]
     rows: tuple[tuple[str, str], ...]
@@ -42,7 +42,7 @@ def _world_model(label: str, tag: str) -> tuple[tuple[str, str], ...]:
     return (*checkpoints, (f"{label}, 4,000 real steps", f"{_WM}/{tag}-seed*-test.csv"))
 
 
-#: The README's across-seed tables (``--preset NAME``), each beside the reproduce.sh stage that fills it.
+#: The across-seed tables of the READMEs and docs/experiments (``--preset NAME``), each beside the reproduce.sh stage that fills it.
 PRESETS: dict[str, Preset] = {
     "generalize": Preset(  # reproduce.sh generalize: PPO by training set
         _BASELINES,

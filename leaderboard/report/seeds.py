@@ -1,7 +1,7 @@
 """Results over training seeds: the mean and 95% interval across seeds, per family.
 
 ``python -m leaderboard.report.seeds --baseline B.csv [--baseline B2.csv ...] LABEL=GLOB ...``,
-or ``python -m leaderboard.report.seeds --preset NAME`` for a table of the README (``leaderboard.report.presets``).
+or ``python -m leaderboard.report.seeds --preset NAME`` for a table of the docs (``leaderboard.report.presets``).
 
 One row per ``LABEL=GLOB[,GLOB...]``; the globs match that row's results CSVs, one or
 more per training seed (``seed<k>`` in the file name), e.g. a run's test-split
@@ -255,7 +255,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "rows", nargs="*", metavar="LABEL=GLOB", help="a row: its label and globs of its results CSVs (comma-separated)"
     )
     add_baseline_arguments(
-        parser, "a table of leaderboard/README.md: its rows, baselines and title (rows and --baseline add to it)"
+        parser, "a table of the docs (leaderboard/README.md, docs/experiments): its rows, baselines and title (rows and --baseline add to it)"
     )
     parser.add_argument("--figure", default=None, metavar="PNG", help=f"also draw the table: bars with intervals, or for more than {MAX_BARS} rows a forest plot (a panel per column)")
     parser.add_argument("--title", default=None, help="the figure's title (default: the preset's, else 'Across training seeds')")

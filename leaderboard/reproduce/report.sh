@@ -28,8 +28,8 @@ stage_summary() {
 
 stage_figures() {
     $PY -m leaderboard.report.figures --out leaderboard/figures
-    $PY -m leaderboard.report.table  # the results tables of leaderboard/README.md: test sample
-    $PY -m leaderboard.report.table --full  # and full test split
+    $PY -m leaderboard.report.table  # the results tables: test sample (docs/experiments/op-count-track.md)
+    $PY -m leaderboard.report.table --full  # full test split (leaderboard/README.md)
     $PY -m leaderboard.report.table --heldout  # and the held-out families
     # PPO by training set, across seeds (the generalize stage): the README's table
     $PY -m leaderboard.report.seeds --preset generalize --figure leaderboard/figures/generalize.png
