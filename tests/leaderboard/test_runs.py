@@ -11,7 +11,7 @@ from leaderboard.runs import runs_dir, runs_root
 ROOT = Path(__file__).resolve().parents[2]
 
 #: Commands that wrote into the checkout by default, and reproduce.sh writes committed results with.
-WRITERS = ("agents.rl.train", "agents.gnn.train", "agents.world_model.train", "figures", "backend_reference",
+WRITERS = ("agents.rl.train", "agents.gnn.train", "agents.world_model.train", "report.figures", "report.backend_reference",
            "agents.runtime.run", "agents.runtime.executables")
 
 
