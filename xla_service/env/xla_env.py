@@ -32,7 +32,7 @@ from typing import Any
 
 from compiler_gym.compiler_env_state import CompilerEnvState
 from compiler_gym.datasets import Benchmark
-from compiler_gym.service import ConnectionOpts
+from compiler_gym.service import ConnectionOpts, ServiceError
 from compiler_gym.service.client_service_compiler_env import ClientServiceCompilerEnv
 from compiler_gym.validation_result import ValidationResult
 
@@ -277,6 +277,16 @@ class XlaEnv(ClientServiceCompilerEnv):
             error = observations.pop() if len(observations) == len(spaces) else None
             info["pass_error"] = error or ""
         return observations, rewards, done, info
+
+    def observations(self, spaces: Iterable[str]) -> list[Any]:
+        """The values of several observation spaces of the current state, in one round
+        trip (``env.observation[name]`` takes one each)."""
+        specs = [self.observation.spaces[name] for name in spaces]
+        values, _, done, info = self.raw_step([], specs, [])
+        if done:
+            details = f": {info['error_details']}" if info.get("error_details") else ""
+            raise ServiceError(f"Failed to compute observations {[s.id for s in specs]}{details}")
+        return list(values)
 
     def fork(self) -> XlaEnv:
         """As CompilerGym's, with the reward's state copied (the stock fork resets it)."""
