@@ -96,3 +96,34 @@ def test_loaded_benchmarks_are_kept_by_program_bytes_and_bounded():
     small = LoadedBenchmarks(max_bytes=a.nbytes())  # a state bigger than the bound is not kept
     small.put(b"A", a)
     assert small.get(b"A") is None
+
+
+def test_the_client_parses_step_replies_as_protobuf_does():
+    from compiler_gym.service.proto import ActionSpace as ClientActionSpace
+    from compiler_gym.service.proto import Event as ClientEvent
+    from compiler_gym.service.proto import Int64Tensor as ClientTensor
+    from compiler_gym.service.proto import StepReply as ClientStepReply
+
+    from xla_service.env.replies import parse_step_reply
+
+    replies = [ClientStepReply(), ClientStepReply(end_of_session=True, action_had_no_effect=True)]
+    usual = ClientStepReply(action_had_no_effect=True)
+    usual.observation.extend([
+        ClientEvent(int64_tensor=ClientTensor(shape=[133], value=[(i * 37) % 5000 for i in range(133)])),
+        ClientEvent(int64_value=-3), ClientEvent(string_value="pass: XLA's message é"),
+        ClientEvent(int64_tensor=ClientTensor(shape=[2, 2], value=[-1, 2**63 - 1, 0, -(2**63)])),
+        ClientEvent(int64_tensor=ClientTensor()),
+    ])
+    replies.append(usual)
+    other = ClientStepReply()
+    other.new_action_space.CopyFrom(ClientActionSpace(name="passes"))  # left to protobuf
+    replies.append(other)
+    for reply in replies:
+        data = reply.SerializeToString()
+        parsed = parse_step_reply(data)
+        assert parsed == reply and parsed.SerializeToString() == data
+        assert [e.WhichOneof("value") for e in parsed.observation] == [e.WhichOneof("value") for e in reply.observation]
+    with pytest.raises(Exception):  # noqa: B017  (protobuf's own error for a cut reply)
+        ClientStepReply.FromString(usual.SerializeToString()[:-3])
+    with pytest.raises(Exception):  # noqa: B017  (the same error: the cut reply reaches protobuf)
+        parse_step_reply(usual.SerializeToString()[:-3])

@@ -45,6 +45,7 @@ from xla_service.env.connection import (
     new_admin_token,
 )
 from xla_service.env.datasets import default_benchmark_uri, get_xla_datasets
+from xla_service.env.replies import install as install_fast_step
 from xla_service.env.rewards import default_rewards
 from xla_service.env.validation import make_validatable
 from xla_service.errors import ForkedClientError, UnknownPassError, close_matches
@@ -263,6 +264,9 @@ class XlaEnv(ClientServiceCompilerEnv):
         """CompilerGym's step, with the history kept to what the service applied
         and XLA's errors in ``info["pass_error"]``."""
         actions = list(actions)
+        connection = getattr(getattr(self, "service", None), "connection", None)
+        if connection is not None:  # replies parsed without per-element checks (env/replies.py)
+            install_fast_step(connection.stub, connection.channel)
         before = len(self._actions)
         spaces = list(observation_spaces)
         extra = self.observation.spaces[PASS_ERROR_SPACE] if actions else None
