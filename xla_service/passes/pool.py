@@ -62,12 +62,12 @@ class WorkerPool:
         # Workers ask Linux to kill them when the *thread* that started them
         # exits (PR_SET_PDEATHSIG): start them all from one long-lived thread.
         self._spawner = ThreadPoolExecutor(1, thread_name_prefix="xla-gym-spawner")
-        for _ in range(size):
-            self._release(self._spawn())
+        for _ in range(size):  # started (jax imported) when first needed: a warm replay needs none
+            self._release(self._spawn(start=False))
 
-    def _spawn(self) -> Worker:
+    def _spawn(self, start: bool = True) -> Worker:
         worker = self._spawner.submit(
-            Worker, self._log_dir, self._environment, self.memory_limit
+            Worker, self._log_dir, self._environment, self.memory_limit, start
         ).result()
         with self._cond:
             self._all.append(worker)
