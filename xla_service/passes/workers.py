@@ -13,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -83,6 +84,7 @@ class Worker:
         self.process.stdout.close()
         self.memory_limit = memory_limit
         self._started = False
+        self._start_lock = threading.Lock()  # the pool may start it while its caller does
         self._ready = False
         #: Since when the worker finishes a compile whose step has replied (None: idle).
         self.settling_since: float | None = None
@@ -92,14 +94,15 @@ class Worker:
             self.start()
 
     def start(self) -> None:
-        """Tell the process to import jax and get ready (it waits for this)."""
-        if self._started:
-            return
-        try:
-            self._requests.send(("start", ()))
-        except OSError as e:
-            raise self._died() from e
-        self._started = True
+        """Tell the process to import jax and get ready (it waits for this); once."""
+        with self._start_lock:
+            if self._started:
+                return
+            try:
+                self._requests.send(("start", ()))
+            except OSError as e:
+                raise self._died() from e
+            self._started = True
 
     @property
     def settling(self) -> bool:
