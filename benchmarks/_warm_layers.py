@@ -17,6 +17,8 @@ from typing import Any
 
 __all__ = ["profile_layers"]
 
+#: Replays of the episodes per client layer, the layers taking turns.
+_ROUNDS = 3
 _PACKAGES = ("grpc", "google/protobuf", "compiler_gym", "gymnasium", "xla_service", "numpy")
 
 
@@ -73,13 +75,18 @@ def _client_layers(env: Any, episodes: list[tuple[int, list[int]]]) -> tuple[dic
         return client.service(client.service.stub.Step, request)
 
     replay(env.step)  # warm: every step is then in the service's memory cache
-    layers = {
-        "gym": _median_ms(replay(env.step)),
-        "env": _median_ms(replay(gym_env.step)),
-        "client": _median_ms(replay(lambda a: client.step(a, observation_spaces=spaces, reward_spaces=[client.reward_space]))),
-        "rpc": _median_ms(replay(raw)),
-        "empty": _median_ms(replay(lambda a: client.service(client.service.stub.GetVersion, GetVersionRequest()))),
+    calls: dict[str, Callable[[int], Any]] = {
+        "gym": env.step,
+        "env": gym_env.step,
+        "client": lambda a: client.step(a, observation_spaces=spaces, reward_spaces=[client.reward_space]),
+        "rpc": raw,
+        "empty": lambda a: client.service(client.service.stub.GetVersion, GetVersionRequest()),
     }
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    for _ in range(_ROUNDS):  # layers in turn, so that the machine's load falls on each alike
+        for name, call in calls.items():
+            times[name] += replay(call)
+    layers = {name: _median_ms(values) for name, values in times.items()}
     profiler = cProfile.Profile()
     profiled = 0
     for seed, actions in episodes:
