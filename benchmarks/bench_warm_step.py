@@ -21,9 +21,10 @@
    memory and from the store, the reply's (de)serialization); and a cProfile
    of the client's warm steps, by package.
 
-``--compare TREE`` also replays with the code of TREE (a checkout of the code
-before a change, e.g. ``git archive main | tar -x -C /tmp/before``) first on
-``PYTHONPATH`` (its service too), taking turns with this tree, ``--rounds`` each.
+``--compare TREE`` also replays and profiles with the code of TREE (a checkout
+of the code before a change, e.g. ``git archive main | tar -x -C /tmp/before``)
+first on ``PYTHONPATH`` (its service too), taking turns with this tree,
+``--rounds`` each; the profiles side by side.
 """
 from __future__ import annotations
 
@@ -215,15 +216,22 @@ def report_replays(results: dict[str, dict[str, list[dict[str, Any]]]], fill: di
     print(f"TARGET Gymnasium env warm replay (store) >= {TARGET_STEPS_PER_SECOND:.0f} steps/s: {gym_store:.0f} {verdict}")
 
 
-def report_profile(profile: dict[str, Any]) -> None:
+def report_profile(profiles: dict[str, dict[str, Any]]) -> None:
+    """The profiles of each tree, side by side (the last one's cProfile)."""
+    names = list(profiles)
     heading("one warm step (memory cache), layer by layer: median ms per step")
-    print_rows([[name, f"{ms:.3f}", note] for name, ms, note in profile["layers"]], ["layer", "ms", "what"])
+    first = profiles[names[0]]
+    rows = [[name, *(f"{p['layers'][i][1]:.3f}" for p in profiles.values()), note]
+            for i, (name, _, note) in enumerate(first["layers"])]
+    print_rows(rows, ["layer", *names, "what"])
     heading("where a warm Gymnasium step's milliseconds go (differences of the medians above)")
-    print_rows([[name, f"{ms:.3f}"] for name, ms in profile["split"]], ["part", "ms"])
-    heading(f"cProfile of the client over {profile['profiled_steps']} warm Gymnasium steps: own time by package")
-    print_rows([[name, f"{ms:.3f}"] for name, ms in profile["packages"]], ["package", "ms per step"])
+    rows = [[name, *(f"{p['split'][i][1]:.3f}" for p in profiles.values())] for i, (name, _) in enumerate(first["split"])]
+    print_rows(rows, ["part", *names])
+    last = profiles[names[-1]]
+    heading(f"cProfile of the client ({names[-1]}) over {last['profiled_steps']} warm Gymnasium steps: own time by package")
+    print_rows([[name, f"{ms:.3f}"] for name, ms in last["packages"]], ["package", "ms per step"])
     print("  top functions (own time, ms per step):")
-    for name, ms in profile["functions"]:
+    for name, ms in last["functions"]:
         print(f"    {ms:7.3f}  {name}")
 
 
@@ -265,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
         stock_digest = results[list(trees)[0]]["stock"][0]["store"]["digest"]
         report_replays(results, fill, stock_digest)
         if not args.no_profile:
-            report_profile(_run_role("profile", args))
+            report_profile({name: _run_role("profile", args, tree) for name, tree in trees.items()})
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return 0
