@@ -26,6 +26,7 @@ __all__ = [
     "PermissionDeniedError",
     "ExecutionError",
     "ForkedClientError",
+    "StoredStateError",
     "close_matches",
 ]
 
@@ -111,3 +112,11 @@ class ExecutionError(XlaGymError, ValueError):
 class ForkedClientError(XlaGymError, RuntimeError):
     """A client made in a process forked from one that had used gRPC: gRPC does not
     survive ``fork()`` (its threads stay behind), and the child may hang for ever."""
+
+
+class StoredStateError(XlaGymError):
+    """A state read from the experience store whose text, made on first use, does not
+    hash to its digest (a row written wrong: its checksum matched). Never cached; a bug
+    or a forged store, so INTERNAL."""
+
+    transient = True

@@ -89,3 +89,26 @@ def test_a_waiting_caller_is_woken_when_a_worker_settles(tmp_path):
         assert engine.stats()["workers_preempted"] == 0
     finally:
         engine.close()
+
+
+def _imported_xla(pid: int) -> bool:
+    with open(f"/proc/{pid}/maps") as f:
+        return "jaxlib" in f.read()
+
+
+def test_workers_start_xla_at_the_first_request_only(tmp_path):
+    """A service whose steps all come from the store never starts XLA; the first
+    request starts every worker, as a start with the engine did."""
+    engine = Engine(workers=2, log_dir=tmp_path)
+    try:
+        pids = engine.worker_pids()
+        assert len(pids) == 2
+        time.sleep(2.0)  # time enough to map jaxlib, had they started
+        assert not any(_imported_xla(pid) for pid in pids)
+        engine.load(SMALL)
+        deadline = time.monotonic() + 120
+        while not all(_imported_xla(pid) for pid in pids) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert all(_imported_xla(pid) for pid in pids) and engine.worker_pids() == pids
+    finally:
+        engine.close()

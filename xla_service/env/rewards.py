@@ -25,6 +25,10 @@ class OpCountReward(Reward):
     An episode's return is ``OpCount at start - OpCount at end``.
     """
 
+    #: What :meth:`start` reads, which a client may fetch with the episode's first
+    #: observation and pass to :meth:`start` itself (the Gymnasium env does).
+    initial_spaces: tuple[str, ...] = ("OpCountInitial",)
+
     def __init__(self, name: str = "OpCount") -> None:
         super().__init__(
             name=name,
@@ -63,6 +67,9 @@ class OpCountNormReward(OpCountReward):
     max(OpCountInitial - OpCountDefault, 1)``: 1.0 when the agent matches the
     default pipeline (as ``IrInstructionCountOz`` is for LLVM).
     """
+
+    #: Read lazily, at the first step (XLA's default pipeline is no part of a reset).
+    initial_spaces: tuple[str, ...] = ()
 
     def __init__(self) -> None:
         super().__init__(name="OpCountNorm")

@@ -32,7 +32,7 @@ from typing import Any
 
 from compiler_gym.compiler_env_state import CompilerEnvState
 from compiler_gym.datasets import Benchmark
-from compiler_gym.service import ConnectionOpts
+from compiler_gym.service import ConnectionOpts, ServiceError
 from compiler_gym.service.client_service_compiler_env import ClientServiceCompilerEnv
 from compiler_gym.validation_result import ValidationResult
 
@@ -45,6 +45,7 @@ from xla_service.env.connection import (
     new_admin_token,
 )
 from xla_service.env.datasets import default_benchmark_uri, get_xla_datasets
+from xla_service.env.replies import install as install_fast_step
 from xla_service.env.rewards import default_rewards
 from xla_service.env.validation import make_validatable
 from xla_service.errors import ForkedClientError, UnknownPassError, close_matches
@@ -263,6 +264,9 @@ class XlaEnv(ClientServiceCompilerEnv):
         """CompilerGym's step, with the history kept to what the service applied
         and XLA's errors in ``info["pass_error"]``."""
         actions = list(actions)
+        connection = getattr(getattr(self, "service", None), "connection", None)
+        if connection is not None:  # replies parsed without per-element checks (env/replies.py)
+            install_fast_step(connection.stub, connection.channel)
         before = len(self._actions)
         spaces = list(observation_spaces)
         extra = self.observation.spaces[PASS_ERROR_SPACE] if actions else None
@@ -277,6 +281,16 @@ class XlaEnv(ClientServiceCompilerEnv):
             error = observations.pop() if len(observations) == len(spaces) else None
             info["pass_error"] = error or ""
         return observations, rewards, done, info
+
+    def observations(self, spaces: Iterable[str]) -> list[Any]:
+        """The values of several observation spaces of the current state, in one round
+        trip (``env.observation[name]`` takes one each)."""
+        specs = [self.observation.spaces[name] for name in spaces]
+        values, _, done, info = self.raw_step([], specs, [])
+        if done:
+            details = f": {info['error_details']}" if info.get("error_details") else ""
+            raise ServiceError(f"Failed to compute observations {[s.id for s in specs]}{details}")
+        return list(values)
 
     def fork(self) -> XlaEnv:
         """As CompilerGym's, with the reward's state copied (the stock fork resets it)."""

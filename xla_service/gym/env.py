@@ -183,8 +183,16 @@ class XlaGymEnv(gymnasium.Env):
         self._benchmark = str(getattr(benchmark, "uri", benchmark))  # a URI, or a Benchmark
         self._steps = 0
         self._futile.clear()
-        self._scale = float(max(self.env.observation["OpCountInitial"], 1)) if self.reward_scale else 1.0
-        observation, outcomes = self._observe()
+        # One round trip: the observations, and what the reward and the scale start from.
+        reward = self.env.reward_space
+        starts = tuple(getattr(reward, "initial_spaces", ()))
+        initial = [*starts, *(("OpCountInitial",) if self.reward_scale else ())]
+        names = list(dict.fromkeys([*self._spaces, *initial]))
+        values = dict(zip(names, self.env.observations(names)))
+        if starts:
+            reward.start({name: values[name] for name in starts})
+        self._scale = float(max(values["OpCountInitial"], 1)) if self.reward_scale else 1.0
+        observation, outcomes = self._split([values[n] for n in self._spaces])
         return observation, self._info(None, False, "", outcomes)
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
@@ -274,7 +282,7 @@ class XlaGymEnv(gymnasium.Env):
         return self._own.get(benchmark, benchmark) if isinstance(benchmark, str) else benchmark
 
     def _observe(self) -> tuple[Any, Any]:
-        return self._split([self.env.observation[n] for n in self._spaces])
+        return self._split(self.env.observations(self._spaces))
 
     def _split(self, values: Sequence[Any]) -> tuple[Any, Any]:
         """The values of ``self._spaces`` as (observation, ``PassOutcomes`` or None: mask="episode")."""

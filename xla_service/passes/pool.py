@@ -62,12 +62,14 @@ class WorkerPool:
         # Workers ask Linux to kill them when the *thread* that started them
         # exits (PR_SET_PDEATHSIG): start them all from one long-lived thread.
         self._spawner = ThreadPoolExecutor(1, thread_name_prefix="xla-gym-spawner")
+        # Started (jax imported) all at once at the first request: a warm replay needs none.
+        self._started = False
         for _ in range(size):
-            self._release(self._spawn())
+            self._release(self._spawn(start=False))
 
-    def _spawn(self) -> Worker:
+    def _spawn(self, start: bool = True) -> Worker:
         worker = self._spawner.submit(
-            Worker, self._log_dir, self._environment, self.memory_limit
+            Worker, self._log_dir, self._environment, self.memory_limit, start
         ).result()
         with self._cond:
             self._all.append(worker)
@@ -76,6 +78,8 @@ class WorkerPool:
     def call(self, method: str, *args: Any, timeout: float | None = None) -> Any:
         """Run ``method`` on an idle worker. A worker that dies is replaced."""
         worker = self._acquire()
+        if not self._started:
+            self._start_all()
         try:
             return worker.call(method, *args, timeout=timeout)
         except (WorkerDied, errors.PassTimeoutError, errors.ResourceLimitError):
@@ -84,6 +88,16 @@ class WorkerPool:
             raise
         finally:
             self._release(worker)
+
+    def _start_all(self) -> None:
+        """Tell every worker to start: the first request waits for its own only."""
+        with self._cond:
+            workers, self._started = list(self._all), True
+        for worker in workers:
+            try:
+                worker.start()
+            except WorkerDied:  # found dead, and replaced, when next acquired
+                pass
 
     def _release(self, worker: Worker) -> None:
         with self._cond:

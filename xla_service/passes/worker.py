@@ -156,8 +156,8 @@ def _error_reply(method: str, error: Exception) -> tuple[str, str, bool]:
 def main() -> None:
     """Serve requests until stdin closes.
 
-    Messages: ``("ready", pid)`` once; then per request ``("ok", value,
-    settling)`` or ``("error", type name, message, transient, settling)``
+    Messages: it waits for ``("start", ())``, imports jax and sends
+    ``("ready", pid)``; then per request ``("ok", value, settling)`` or ``("error", type name, message, transient, settling)``
     (``transient``: not a property of the request, e.g. dumps that could not
     be written; the engine does not cache it). ``settling``
     says that a compile's backend still runs after the reply: the worker then
@@ -169,6 +169,10 @@ def main() -> None:
     os.dup2(2, 1)
     requests, replies = Connection(0, writable=False), Connection(reply_fd, readable=False)
     _die_with_parent()
+    try:  # ("start", ()): the engine starts its first workers when it first needs one
+        requests.recv()
+    except (EOFError, OSError):
+        return
     handlers = _handlers()
     handlers["timed"] = lambda method, *args: _timed(handlers[method], args)
     from xla_service.passes import xla  # imported by _handlers() already

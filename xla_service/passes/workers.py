@@ -2,7 +2,10 @@
 
 ``Worker`` talks to ``python -m xla_service.passes.worker`` over two pipes,
 waits for its replies while watching its memory and the deadline, and tells a
-killed worker from XLA's abort (``WorkerDied``).
+killed worker from XLA's abort (``WorkerDied``). The process imports jax only
+once told to start (at once, or with ``start=False`` at its first request):
+a service whose steps all come from the experience store never spends
+seconds of CPU starting XLA.
 """
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -56,6 +60,7 @@ class Worker:
         log_dir: Path,
         environment: dict[str, str] | None = None,
         memory_limit: int | None = None,
+        start: bool = True,
     ) -> None:
         log_dir.mkdir(parents=True, exist_ok=True)
         self._log = open(log_dir / f"worker-{os.getpid()}-{id(self):x}.log", "w+b")
@@ -78,11 +83,26 @@ class Worker:
         self.process.stdin.close()
         self.process.stdout.close()
         self.memory_limit = memory_limit
+        self._started = False
+        self._start_lock = threading.Lock()  # the pool may start it while its caller does
         self._ready = False
         #: Since when the worker finishes a compile whose step has replied (None: idle).
         self.settling_since: float | None = None
         #: Why the pool killed it, if it did (named in the error of its request).
         self.killed_because = ""
+        if start:
+            self.start()
+
+    def start(self) -> None:
+        """Tell the process to import jax and get ready (it waits for this); once."""
+        with self._start_lock:
+            if self._started:
+                return
+            try:
+                self._requests.send(("start", ()))
+            except OSError as e:
+                raise self._died() from e
+            self._started = True
 
     @property
     def settling(self) -> bool:
@@ -96,6 +116,7 @@ class Worker:
     def call(self, method: str, *args: Any, timeout: float | None = None) -> Any:
         """Run ``method`` in the worker; raise what it raised, or WorkerDied."""
         if not self._ready:
+            self.start()
             self._expect(_STARTUP_SECONDS)
             self._ready = True
         self.settle(timeout)

@@ -36,6 +36,7 @@ from typing import Any
 import grpc
 
 from xla_service.proto import add_CompilerGymServiceServicer_to_server
+from xla_service.runtime.replies import step_handler
 from xla_service.runtime.servicer import CompilerGymServicer
 from xla_service.session.base import CompilationSession
 
@@ -116,6 +117,7 @@ def create_server(
         options=SERVER_OPTIONS,
         interceptors=[_TokenInterceptor(auth_token)] if auth_token else None,
     )
+    server.add_generic_rpc_handlers((step_handler(servicer.Step),))  # before the generated Step
     add_CompilerGymServiceServicer_to_server(servicer, server)
     try:
         port = server.add_insecure_port(address)

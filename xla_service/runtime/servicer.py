@@ -51,6 +51,7 @@ from xla_service.runtime.benchmark_cache import (
     BenchmarkCache,
     BenchmarkNotFoundError,
 )
+from xla_service.runtime.replies import EncodedStepReply
 from xla_service.runtime.sessions import SessionTable, close_quietly, fork_or_none
 from xla_service.runtime.status import ServiceClosedError, status_code_for, truncate_details
 from xla_service.session.base import CompilationSession
@@ -210,12 +211,13 @@ class CompilerGymServicer(CompilerGymServiceServicer):
         logger.debug("EndSession(%d), %d sessions remaining", request.session_id, remaining)
         return EndSessionReply(remaining_sessions=remaining)
 
-    def Step(self, request: StepRequest, context: grpc.ServicerContext) -> StepReply:
+    def Step(self, request: StepRequest, context: grpc.ServicerContext) -> EncodedStepReply | StepReply:
+        """The reply's observations go serialized (``replies.py``): gRPC sends them as they are."""
         logger.debug("Step(%d, %d actions)", request.session_id, len(request.action))
 
-        def step() -> StepReply:
+        def step() -> EncodedStepReply:
             observation_spaces = self._observation_spaces(request.observation_space)
-            reply = StepReply(action_had_no_effect=True)
+            reply = EncodedStepReply(action_had_no_effect=True)
             with self.sessions.locked(request.session_id) as session:
                 backup = fork_or_none(session) if len(request.action) > 1 else None
                 try:
@@ -224,7 +226,7 @@ class CompilerGymServicer(CompilerGymServiceServicer):
                         end_of_session, new_action_space, no_effect = session.apply_action(action)
                         reply.action_had_no_effect = reply.action_had_no_effect and bool(no_effect)
                         if new_action_space is not None:
-                            reply.new_action_space.CopyFrom(new_action_space)
+                            reply.new_action_space = new_action_space
                         if end_of_session:  # Like CompilerGym's C++ runtime: stop here.
                             reply.end_of_session = True
                             break
@@ -232,7 +234,7 @@ class CompilerGymServicer(CompilerGymServiceServicer):
                     if backup is not None:  # all or nothing: as before the request
                         self.sessions.restore(request.session_id, backup)
                     raise
-                reply.observation.extend(session.get_observation(s) for s in observation_spaces)
+                reply.observations = [session.get_observation_bytes(s) for s in observation_spaces]
             return reply
 
         return self._call("Step", context, StepReply(), step)

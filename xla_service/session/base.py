@@ -47,6 +47,11 @@ class CompilationSession(ABC):
     def get_observation(self, observation_space: ObservationSpace) -> Event:
         """Compute one observation of the current state."""
 
+    def get_observation_bytes(self, observation_space: ObservationSpace) -> bytes:
+        """:meth:`get_observation` serialized, as a ``Step`` reply carries it
+        (a session may keep the bytes of what it observed before)."""
+        return self.get_observation(observation_space).SerializeToString()
+
     def fork(self) -> CompilationSession:
         """An independent copy of this session, in its current state."""
         raise NotImplementedError(f"{type(self).__name__} does not support fork()")

@@ -72,6 +72,9 @@ class Observation:
     compute: Callable[[ObservedSession], Event]
     deterministic: bool = True
     platform_dependent: bool = False
+    #: Its value depends on the current state alone (no session setting, no other
+    #: state, no store): a session may keep it per state (``XlaSession``).
+    of_state: bool = False
 
     def proto(self) -> ObservationSpace:
         return ObservationSpace(
@@ -207,14 +210,14 @@ OBSERVATIONS: tuple[Observation, ...] = (
     ),
     Observation(
         "OpCount", "int: the op count of the current module (docs/concepts.md, \"The op count\")",
-        _int(), _int_event(0), lambda s: _int_event(s.state.op_count),
+        _int(), _int_event(0), lambda s: _int_event(s.state.op_count), of_state=True,
     ),
     Observation(
         "OpcodeCounts",
         f"int64 array ({_N},): counted instructions per opcode (calls inlined, as `OpCount` "
         "counts them), in the order of `xla_service.catalog.opcodes.OPCODES`; `OpCount` is their sum "
         "without `parameter` and `constant`",
-        _ints(_N), _ints_event([0] * _N), lambda s: _ints_event(s.state.opcode_counts),
+        _ints(_N), _ints_event([0] * _N), lambda s: _ints_event(s.state.opcode_counts), of_state=True,
     ),
     Observation(
         "OpCountInitial", "int: the op count of the benchmark as loaded (normalized)",
@@ -226,7 +229,7 @@ OBSERVATIONS: tuple[Observation, ...] = (
     ),
     Observation(
         "OpcodeFractions", f"float64 array ({_N},): `OpcodeCounts` divided by their sum (Autophase-style)",
-        _doubles(_N, high=1.0), _doubles_event([0.0] * _N), lambda s: _fractions(s.state),
+        _doubles(_N, high=1.0), _doubles_event([0.0] * _N), lambda s: _fractions(s.state), of_state=True,
     ),
     Observation(
         "CostAnalysis",

@@ -28,9 +28,11 @@ from xla_service.errors import (
 )
 from xla_service.passes.analysis import Analysis
 from xla_service.passes.engine import MAX_MODULE_BYTES, Engine
+from xla_service.passes.memo import Memo
 from xla_service.proto import ActionSpace, Benchmark, Event, ObservationSpace
 from xla_service.session import observations
 from xla_service.session.base import CompilationSession
+from xla_service.session.loaded import loaded_benchmarks
 from xla_service.session.observations import OBSERVATION_SPACES
 from xla_service.session.parameters import SERVICE_PARAMETERS, handle_parameter, pass_errors_default
 from xla_service.session.spaces import ACTION_SPACES
@@ -39,6 +41,8 @@ __all__ = ["XlaSession", "configure_engine", "shared_engine", "close_engine"]
 
 logger = logging.getLogger(__name__)
 
+#: Serialized observations of the state alone, by (space, state digest, counts).
+_OBSERVED = Memo(8192)
 _engine: Engine | None = None
 _engine_factory: Callable[[], Engine] = Engine
 _engine_lock = threading.Lock()
@@ -118,12 +122,7 @@ class XlaSession(CompilationSession):
         super().__init__(working_directory, action_space, benchmark)
         self.engine = engine or shared_engine()
         self.benchmark_uri = str(benchmark.uri)
-        try:
-            self.initial = self.engine.load(_benchmark_text(benchmark, self.engine))
-        except XlaGymError as e:  # say which benchmark
-            if str(e).startswith(f"Benchmark {benchmark.uri!r}"):
-                raise
-            raise type(e)(f"Benchmark {benchmark.uri!r}: {e}", transient=e.transient) from None
+        self.initial = self._load(benchmark)
         self.state = self.initial
         self._default: Analysis | None = None
         self.runtime_repetitions = DEFAULT_RUNTIME_REPETITIONS
@@ -132,6 +131,22 @@ class XlaSession(CompilationSession):
         self.pass_errors = pass_errors_default()
         #: ``"<pass>: <XLA's message>"`` for each pass of the current step that failed.
         self.last_pass_errors: list[str] = []
+
+    def _load(self, benchmark: Benchmark) -> Analysis:
+        """The benchmark's state: known by its program's bytes, or loaded by the engine."""
+        program = benchmark.program.contents
+        loaded = loaded_benchmarks(self.engine)
+        state = loaded.get(program)
+        if state is not None:
+            return state
+        try:
+            state = self.engine.load(_benchmark_text(benchmark, self.engine))
+        except XlaGymError as e:  # say which benchmark
+            if str(e).startswith(f"Benchmark {benchmark.uri!r}"):
+                raise
+            raise type(e)(f"Benchmark {benchmark.uri!r}: {e}", transient=e.transient) from None
+        loaded.put(program, state)
+        return state
 
     def start_step(self) -> None:
         self.last_pass_errors = []
@@ -182,6 +197,15 @@ class XlaSession(CompilationSession):
                 f"Benchmark {self.benchmark_uri!r}, observation {observation_space.name!r}: {e}",
                 transient=e.transient,
             ) from None
+
+    def get_observation_bytes(self, observation_space: ObservationSpace) -> bytes:
+        """Serialized; kept per state for the observations of the state alone
+        (``Observation.of_state``: op counts), which a replay asks for again."""
+        observation = observations.get(observation_space.name)
+        if not observation.of_state:
+            return self.get_observation(observation_space).SerializeToString()
+        key = (observation.name, self.state.digest, self.state.opcode_counts)
+        return _OBSERVED.get(key, lambda: self.get_observation(observation_space).SerializeToString())  # type: ignore[no-any-return]
 
     def handle_session_parameter(self, key: str, value: str) -> str | None:
         return handle_parameter(self, key, value)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import struct
 import zlib
 from typing import Any
 
@@ -16,7 +17,7 @@ from xla_service import errors
 from xla_service.passes.analysis import Analysis
 from xla_service.passes.cache import Failure
 
-__all__ = ["checksum", "encode_value", "decode_value", "encode_state", "decode_state", "CorruptRow"]
+__all__ = ["checksum", "encode_value", "decode_value", "encode_state", "decode_state", "deferred_state", "CorruptRow"]
 
 #: Tags of encoded values.
 _STATE, _UNCHANGED, _FAILURE, _JSON, _BYTES = b"S", b"U", b"F", b"J", b"B"
@@ -82,11 +83,22 @@ def encode_state(state: Analysis) -> tuple[bytes, bytes]:
     return zlib.compress(state.text.encode(), 6), counts
 
 
+def _counts(counts: bytes) -> tuple[int, ...]:
+    if len(counts) % 4:
+        raise CorruptRow(f"opcode counts of {len(counts)} bytes: expected a multiple of 4")
+    return struct.unpack(f"<{len(counts) // 4}I", counts)
+
+
 def decode_state(digest: str, text: bytes, counts: bytes) -> Analysis:
-    state = Analysis(
-        zlib.decompress(text).decode(),
-        tuple(int.from_bytes(counts[i : i + 4], "little") for i in range(0, len(counts), 4)),
-    )
+    """The state, its text decompressed and checked against ``digest`` now."""
+    state = Analysis(zlib.decompress(text).decode(), _counts(counts))
     if state.digest != digest:
         raise CorruptRow(f"state {digest[:12]} holds text of digest {state.digest[:12]}")
     return state
+
+
+def deferred_state(digest: str, text: bytes, counts: bytes) -> Analysis:
+    """The state, its text decompressed and checked against ``digest`` on first use
+    (``Analysis.deferred``): a warm step reads only the digest and the counts. The
+    row's checksum, checked before, covers these bytes."""
+    return Analysis.deferred(digest, _counts(counts), lambda: zlib.decompress(text).decode(), len(text))

@@ -28,8 +28,8 @@ from xla_service.passes.cache import MISS, Key
 from xla_service.store.codec import (
     CorruptRow,
     checksum,
-    decode_state,
     decode_value,
+    deferred_state,
     encode_state,
     encode_value,
 )
@@ -198,7 +198,7 @@ class SqlStore:
         if checksum(digest.encode(), text, counts) != stored:
             raise CorruptRow(f"state {digest[:12]}")
         self._touch("states", used, "digest=?", (digest,))
-        return decode_state(digest, text, counts)
+        return deferred_state(digest, bytes(text), bytes(counts))
 
     def state(self, digest: str) -> Analysis | None:
         """The stored state ``digest``, or None."""
