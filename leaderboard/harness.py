@@ -35,10 +35,10 @@ from compiler_gym.compiler_env_state import (
 )
 from compiler_gym.envs import CompilerEnv
 
-from leaderboard.protocol import check_store, write_store_record
+from leaderboard.protocol import MIN_BENCHMARKS, check_store, write_store_record
 from xla_service.env.datasets import SPLITS, split_benchmark_uris
 
-__all__ = ["Policy", "REWARD_SPACE", "Remote", "add_flags", "eval_xla_opcount_policy", "load_policy", "sample_per_suite",
+__all__ = ["Policy", "REWARD_SPACE", "Remote", "add_flags", "eval_xla_opcount_policy", "load_policy", "op_counts", "sample_per_suite",
            "select_benchmarks"]
 
 Policy = Callable[[CompilerEnv], None]
@@ -184,13 +184,21 @@ def sample_per_suite(uris: Sequence[str], n: int, seed: int) -> list[str]:
     return sorted(u for suite in sorted(by_suite) for u in rng.sample(by_suite[suite], min(n, len(by_suite[suite]))))
 
 
+def op_counts() -> dict[str, tuple[int, int]]:
+    """Benchmark URI -> (initial, default) op count, from the manifests."""
+    from xla_service.env.datasets import get_xla_datasets
+
+    return {
+        f"{d.name}/{name}": (e["initial_op_count"], e["default_op_count"])
+        for d in get_xla_datasets()
+        for name, e in d.entries.items()
+    }
+
+
 def _progress(
     done: int, total: int, started: float, states: Sequence[CompilerEnvState], reward: str = REWARD_SPACE
 ) -> None:
     """One progress line: on a terminal it rewrites itself, in a log it is a line per result."""
-    from leaderboard.report.metrics import MIN_BENCHMARKS
-    from leaderboard.report.summary import op_counts
-
     if reward == REWARD_SPACE:
         counts = op_counts()
         values = [float(s.reward or 0.0) / max(counts[s.benchmark][0], 1) for s in states if s.benchmark in counts]

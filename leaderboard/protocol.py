@@ -31,6 +31,7 @@ from xla_service.store import STORE_VARIABLE, default_path, sqlite_path
 
 __all__ = [
     "ALLOWED",
+    "MIN_BENCHMARKS",
     "ProtocolError",
     "SharedStoreError",
     "check_store",
@@ -41,6 +42,9 @@ __all__ = [
     "write_store_record",
 ]
 
+#: Fewer benchmarks than this: an aggregate is flagged as too small a sample to mean
+#: much (summaries, tables, the harness's progress line).
+MIN_BENCHMARKS = 20
 #: The store kinds an evaluation may use without ``--shared-store``.
 ALLOWED = ("off", "fresh", "per-run", "snapshot")
 _OFF = ("", "off", "none", "0", "false")

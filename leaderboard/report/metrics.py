@@ -14,10 +14,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from leaderboard.protocol import MIN_BENCHMARKS
+
 __all__ = ["Aggregate", "MIN_BENCHMARKS", "Row", "aggregate", "geomean", "mean", "geomean_improvement"]
 
-#: Fewer benchmarks than this: the aggregate is flagged (summary, table, eval progress).
-MIN_BENCHMARKS = 20
 _DRAWS = 2000
 
 

@@ -43,6 +43,7 @@ from collections.abc import Sequence
 from compiler_gym.compiler_env_state import CompilerEnvState, CompilerEnvStateReader
 
 from leaderboard.declared import SeedDeclarationError, check_file
+from leaderboard.harness import op_counts
 from leaderboard.protocol import read_store_record, store_line
 from leaderboard.report.check import check_results
 from leaderboard.report.metrics import MIN_BENCHMARKS, Aggregate, Row
@@ -59,17 +60,6 @@ PAPER_MIX_FAMILIES = ("xla-gpt2-v0", "xla-bert-v0", "xla-resnet-v0")
 def family(benchmark: str) -> str:
     """``benchmark://xla-gpt2-v0/name`` -> ``xla-gpt2-v0``."""
     return benchmark.split("://", 1)[-1].split("/", 1)[0]
-
-
-def op_counts() -> dict[str, tuple[int, int]]:
-    """Benchmark URI -> (initial, default) op count, from the manifests."""
-    from xla_service.env.datasets import get_xla_datasets
-
-    return {
-        f"{d.name}/{name}": (e["initial_op_count"], e["default_op_count"])
-        for d in get_xla_datasets()
-        for name, e in d.entries.items()
-    }
 
 
 def agent_op_count(state: CompilerEnvState, initial: int, default: int) -> float:
