@@ -243,7 +243,8 @@ def specs() -> list[Spec]:
                         "flax.linen.MultiHeadDotProductAttention" + ("+nn.scan" if scan else ""))
     # Large training steps (issue 61: modules of more than 20,000 instructions): deep
     # unrolled LMs, the depth of GPT-2 XL (48 layers) and beyond, with an optax update.
-    for n_layer, d, opt in ((48, 128, "adamw"), (48, 256, "adam"), (64, 128, "adamw")):
+    for n_layer, d, opt in ((36, 256, "adamw"), (40, 256, "adamw"), (48, 64, "adamw"), (48, 128, "adamw"),
+                           (48, 256, "adam"), (56, 128, "lion"), (64, 64, "adam"), (64, 128, "adamw")):
         cfg = {"n_layer": n_layer, "d_model": d, "heads": 4, "vocab": 256, "seq": 32,
                "batch": 2, "scan_layers": False, "optimizer": opt}
         add(f"linen-transformer-unrolled-l{n_layer}-d{d}-{opt}", "linen-transformer", "train", cfg,
@@ -266,7 +267,8 @@ def specs() -> list[Spec]:
                 lambda d=depth, m=mode, o=opt: _nnx("mlp", 128, d, m, o), "flax.nnx.Linear")
     nnx_grid = [(depth, 64, mode, opt) for depth in (1, 2, 4, 6, 12, 24)
                 for mode, opt in (("infer", None), ("train", "adamw"))]
-    nnx_grid += [(36, 128, "train", "adamw"), (48, 128, "train", "adamw")]  # large (issue 61)
+    nnx_grid += [(depth, size, "train", "adamw")  # large (issue 61)
+                 for depth, size in ((36, 64), (36, 128), (48, 128), (64, 64))]
     for depth, size, mode, opt in nnx_grid:
         add(f"nnx-transformer-l{depth}-d{size}-{opt or 'infer'}", "nnx-transformer", mode,
             {"depth": depth, "d_model": size, "heads": 4, "seq": 32, "batch": 2, "optimizer": opt},

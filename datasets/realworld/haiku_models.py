@@ -109,7 +109,8 @@ def specs() -> list[Spec]:
     hk_grid = [(layers, 64, mode, opt) for layers in (1, 2, 4, 8, 16, 24)
                for mode, opt in (("infer", None), ("train", "lamb"))]
     # large training steps (issue 61: more than 20,000 instructions)
-    hk_grid += [(32, 128, "train", "lamb"), (48, 64, "train", "lamb"), (32, 128, "train", "adamw")]
+    hk_grid += [(24, 256, "train", "lamb"), (32, 64, "train", "lamb"), (32, 128, "train", "lamb"),
+                (48, 64, "train", "lamb"), (32, 128, "train", "adamw"), (40, 64, "train", "adamw")]
     for layers, width, mode, opt in hk_grid:
         def tfwd(t, n=layers, d=width):
             x = hk.Embed(256, d)(t)
