@@ -1,6 +1,6 @@
 """Reset and step every bundled benchmark through ``compiler_gym.make("xla-v0")``.
 
-``.venv/bin/python -m xla_gym_datasets.check_env [--families gpt2,bert] [--limit N]``
+``.venv/bin/python -m xla_gym_datasets.check_env [--families gpt2,bert] [--limit N] [--min-ops N]``
 
 For each benchmark: ``reset`` (the service loads and normalizes it), compare
 ``OpCountInitial`` and ``OpCountDefault`` with the manifest, and step
@@ -49,6 +49,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter)
     parser.add_argument("--families", default="", help="comma-separated families (default: all)")
     parser.add_argument("--limit", type=int, default=0, help="if > 0, the first N benchmarks of each suite")
+    parser.add_argument("--min-ops", type=int, default=0,
+                        help="only benchmarks of more than this many instructions (their manifest's initial_op_count)")
     args = parser.parse_args(argv)
     from xla_service.env.datasets import get_xla_datasets
 
@@ -59,7 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         family = dataset.name.split("xla-")[-1].rsplit("-v", 1)[0]
         if wanted and family not in wanted:
             continue
-        names = sorted(dataset.entries)[: args.limit or None]
+        names = [n for n in sorted(dataset.entries) if dataset.entries[n]["initial_op_count"] > args.min_ops]
+        names = names[: args.limit or None]
         for name in names:
             uri = f"{dataset.name}/{name}"
             uris.append(uri)

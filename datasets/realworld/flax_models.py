@@ -241,6 +241,17 @@ def specs() -> list[Spec]:
                             _linen_transformer(n, dd, 4, 256, s), jnp.zeros((2, 32), jnp.int32),
                             jnp.zeros((2, 32), jnp.int32), m, o),
                         "flax.linen.MultiHeadDotProductAttention" + ("+nn.scan" if scan else ""))
+    # Large training steps (issue 61: modules of more than 20,000 instructions): deep
+    # unrolled LMs, the depth of GPT-2 XL (48 layers) and beyond, with an optax update.
+    for n_layer, d, opt in ((36, 256, "adamw"), (40, 256, "adamw"), (48, 64, "adamw"), (48, 128, "adamw"),
+                           (48, 256, "adam"), (56, 128, "lion"), (64, 64, "adam"), (64, 128, "adamw")):
+        cfg = {"n_layer": n_layer, "d_model": d, "heads": 4, "vocab": 256, "seq": 32,
+               "batch": 2, "scan_layers": False, "optimizer": opt}
+        add(f"linen-transformer-unrolled-l{n_layer}-d{d}-{opt}", "linen-transformer", "train", cfg,
+            lambda n=n_layer, dd=d, o=opt: _supervised(
+                _linen_transformer(n, dd, 4, 256, False), jnp.zeros((2, 32), jnp.int32),
+                jnp.zeros((2, 32), jnp.int32), "train", o),
+            "flax.linen.MultiHeadDotProductAttention")
     for cell in ("lstm", "gru"):
         for layers in (1, 2, 3):
             for mode, opt in (("infer", None), ("train", "adam")):
@@ -254,10 +265,13 @@ def specs() -> list[Spec]:
             add(f"nnx-mlp-l{depth}-w128-{opt or 'infer'}", "nnx-mlp", mode,
                 {"depth": depth, "width": 128, "batch": 8, "optimizer": opt},
                 lambda d=depth, m=mode, o=opt: _nnx("mlp", 128, d, m, o), "flax.nnx.Linear")
-    for depth in (1, 2, 4, 6, 12, 24):
-        for mode, opt in (("infer", None), ("train", "adamw")):
-            add(f"nnx-transformer-l{depth}-d64-{opt or 'infer'}", "nnx-transformer", mode,
-                {"depth": depth, "d_model": 64, "heads": 4, "seq": 32, "batch": 2, "optimizer": opt},
-                lambda d=depth, m=mode, o=opt: _nnx("transformer", 64, d, m, o), "flax.nnx.MultiHeadAttention")
+    nnx_grid = [(depth, 64, mode, opt) for depth in (1, 2, 4, 6, 12, 24)
+                for mode, opt in (("infer", None), ("train", "adamw"))]
+    nnx_grid += [(depth, size, "train", "adamw")  # large (issue 61)
+                 for depth, size in ((36, 64), (36, 128), (48, 128), (64, 64))]
+    for depth, size, mode, opt in nnx_grid:
+        add(f"nnx-transformer-l{depth}-d{size}-{opt or 'infer'}", "nnx-transformer", mode,
+            {"depth": depth, "d_model": size, "heads": 4, "seq": 32, "batch": 2, "optimizer": opt},
+            lambda d=depth, w=size, m=mode, o=opt: _nnx("transformer", w, d, m, o), "flax.nnx.MultiHeadAttention")
     _ = Any
     return out

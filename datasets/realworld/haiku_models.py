@@ -106,21 +106,25 @@ def specs() -> list[Spec]:
                         lambda f=fwd, m=mode, o=opt: _stateless(
                             f, jnp.ones((4, 32, 16)), jnp.zeros((4,), jnp.int32), m, o),
                         "haiku.dynamic_unroll+" + ("haiku.LSTM" if cell == "lstm" else "haiku.GRU"))
-    for layers in (1, 2, 4, 8, 16, 24):
-        for mode, opt in (("infer", None), ("train", "lamb")):
-            def tfwd(t, n=layers, d=64):
-                x = hk.Embed(256, d)(t)
-                mask = jnp.tril(jnp.ones((t.shape[1], t.shape[1])))[None, None]
-                for _ in range(n):
-                    h = hk.LayerNorm(-1, True, True)(x)
-                    x = x + hk.MultiHeadAttention(4, d // 4, w_init=hk.initializers.VarianceScaling(1.0))(h, h, h, mask)
-                    h = hk.LayerNorm(-1, True, True)(x)
-                    x = x + hk.nets.MLP([4 * d, d], activation=jax.nn.gelu)(h)
-                return hk.Linear(256)(hk.LayerNorm(-1, True, True)(x))
+    hk_grid = [(layers, 64, mode, opt) for layers in (1, 2, 4, 8, 16, 24)
+               for mode, opt in (("infer", None), ("train", "lamb"))]
+    # large training steps (issue 61: more than 20,000 instructions)
+    hk_grid += [(24, 256, "train", "lamb"), (32, 64, "train", "lamb"), (32, 128, "train", "lamb"),
+                (48, 64, "train", "lamb"), (32, 128, "train", "adamw"), (40, 64, "train", "adamw")]
+    for layers, width, mode, opt in hk_grid:
+        def tfwd(t, n=layers, d=width):
+            x = hk.Embed(256, d)(t)
+            mask = jnp.tril(jnp.ones((t.shape[1], t.shape[1])))[None, None]
+            for _ in range(n):
+                h = hk.LayerNorm(-1, True, True)(x)
+                x = x + hk.MultiHeadAttention(4, d // 4, w_init=hk.initializers.VarianceScaling(1.0))(h, h, h, mask)
+                h = hk.LayerNorm(-1, True, True)(x)
+                x = x + hk.nets.MLP([4 * d, d], activation=jax.nn.gelu)(h)
+            return hk.Linear(256)(hk.LayerNorm(-1, True, True)(x))
 
-            add(f"hk-transformer-l{layers}-d64-{opt or 'infer'}", "hk-transformer", mode,
-                {"layers": layers, "d_model": 64, "heads": 4, "seq": 32, "batch": 2, "optimizer": opt},
-                lambda f=tfwd, m=mode, o=opt: _stateless(
-                    f, jnp.zeros((2, 32), jnp.int32), jnp.zeros((2, 32), jnp.int32), m, o),
-                "haiku.MultiHeadAttention")
+        add(f"hk-transformer-l{layers}-d{width}-{opt or 'infer'}", "hk-transformer", mode,
+            {"layers": layers, "d_model": width, "heads": 4, "seq": 32, "batch": 2, "optimizer": opt},
+            lambda f=tfwd, m=mode, o=opt: _stateless(
+                f, jnp.zeros((2, 32), jnp.int32), jnp.zeros((2, 32), jnp.int32), m, o),
+            "haiku.MultiHeadAttention")
     return out

@@ -66,7 +66,10 @@ def lower(spec: Spec) -> tuple[str, tuple[Any, ...]]:
 
 def argument_summary(args: tuple[Any, ...]) -> list[dict[str, Any]]:
     """Per positional argument: its leaves, elements and dtypes, and the
-    shapes of its leaves as ``dtype[d0,d1]`` strings."""
+    shapes of its leaves as ``{"dtype[d0,d1]": number of leaves}`` (sorted;
+    the order of the leaves is that of the module's parameters)."""
+    from collections import Counter
+
     import jax
     import numpy as np
 
@@ -80,7 +83,7 @@ def argument_summary(args: tuple[Any, ...]) -> list[dict[str, Any]]:
                 "leaves": len(leaves),
                 "elements": int(sum(int(np.size(x)) for x in leaves)),
                 "dtypes": sorted({np.dtype(x.dtype).name for x in leaves}),
-                "shapes": shapes,
+                "shapes": dict(sorted(Counter(shapes).items())),
             }
         )
     return out
