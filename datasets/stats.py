@@ -154,6 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     table = rows(args.generator)
     print(markdown(table))
     if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(json.dumps([asdict(r) for r in table], indent=1) + "\n")
     if args.figure is not None:
         figure(table, args.figure)

@@ -48,5 +48,5 @@ def test_cli_refuses_a_negative_generator_count(capsys: pytest.CaptureFixture[st
     with pytest.raises(SystemExit):
         stats.main(["--generator", "-1"])
     assert "expected a count >= 0, got -1" in capsys.readouterr().err
-    assert stats.main(["--json", str(tmp_path / "rows.json")]) == 0
-    assert len(json.loads((tmp_path / "rows.json").read_text())) == len(stats.suite_rows())
+    assert stats.main(["--json", str(tmp_path / "new" / "rows.json")]) == 0
+    assert len(json.loads((tmp_path / "new" / "rows.json").read_text())) == len(stats.suite_rows())
