@@ -59,6 +59,42 @@ def test_every_doc_page_is_linked_from_the_readme_and_every_link_resolves():
             assert (base / target).exists(), f"{source} links to {target}, which does not exist"
 
 
+def _anchors(page: Path) -> set[str]:
+    """GitHub's heading anchors of a markdown page (lower case, punctuation dropped, spaces to dashes)."""
+    found: set[str] = set()
+    seen: dict[str, int] = {}
+    in_code = False
+    for line in page.read_text().splitlines():
+        in_code ^= line.startswith("```")
+        heading = re.match(r"#+ (.*)", line)
+        if heading and not in_code:
+            slug = re.sub(r"[^\w\- ]", "", heading[1].strip().lower().replace("`", "")).replace(" ", "-")
+            found.add(slug if slug not in seen else f"{slug}-{seen[slug]}")
+            seen[slug] = seen.get(slug, 0) + 1
+    return found
+
+
+def test_every_relative_link_and_anchor_of_every_markdown_file_resolves():
+    import subprocess
+
+    listed = subprocess.run(["git", "-C", str(ROOT), "ls-files", "*.md"], capture_output=True, text=True)
+    if listed.returncode:
+        pytest.skip("not a git checkout")
+    broken = []
+    for name in listed.stdout.split():
+        page, in_code = ROOT / name, False
+        for number, line in enumerate(page.read_text().splitlines(), 1):
+            in_code ^= line.startswith("```")
+            for target in [] if in_code else re.findall(r"\]\(([^)\s]+)\)", line):
+                path, _, anchor = target.partition("#")
+                if re.match(r"[a-z]+:", target):
+                    continue
+                dest = page.parent / path if path else page
+                if not dest.exists() or (anchor and dest.suffix == ".md" and anchor not in _anchors(dest)):
+                    broken.append(f"{name}:{number}: {target}")
+    assert not broken, broken
+
+
 def test_the_readme_starts_with_the_two_commands():
     block = README.split("```bash", 1)[1].split("```", 1)[0]
     assert [line.split()[:2] for line in block.strip().splitlines()] == [["make", "demo"], ["make", "test"]]
